@@ -1,0 +1,25 @@
+"""funcgrad: functional automatic differentiation over immutable graphs.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> fg.grad(lambda x: fnp.sum(x ** 2))(numpy.array([1.0, 2.0]))
+array([2., 4.])
+"""
+
+from . import numpy  # noqa: F401  (fg.numpy, as fnp)
+from .backprop import backprop
+from .combinators import (
+    checkpoint, custom_vjp, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
+    stop_gradient, value_and_grad, vjp,
+)
+from .errors import (
+    BackpropError, DeviceMismatchError, FuncgradError, GradientTypeError,
+    NodeConversionError,
+)
+from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
+from .node import (
+    DEFAULT_BACKPROP_ID, BackpropId, Node, backprop_scope, device_of, is_grad_required,
+    require_grad, to_device, value_of,
+)
+from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
+
+__version__ = "0.1.0"

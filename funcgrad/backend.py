@@ -1,0 +1,102 @@
+"""Array namespaces and devices (layer 1).
+
+Every primitive runs in the namespace of its inputs: NumPy for CPU arrays,
+CuPy for GPU arrays.  This module is the one place that knows array types; a
+new array library is added by one :func:`register_namespace` call.
+
+>>> import numpy
+>>> namespace(numpy.ones(3)) is numpy
+True
+>>> device_of(numpy.ones(3))
+'cpu'
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy
+
+from .errors import DeviceMismatchError, FuncgradValueError
+
+# type -> (namespace, device function)
+_REGISTRY: dict[type, tuple[ModuleType, Any]] = {}
+_SCALARS = (int, float, bool)
+
+
+def _cpu(_: Any) -> str:
+    return "cpu"
+
+
+def register_namespace(array_type: type, xp: ModuleType, device=_cpu) -> None:
+    """Make ``array_type`` dispatch to the array namespace ``xp``."""
+    _REGISTRY[array_type] = (xp, device)
+
+
+register_namespace(numpy.ndarray, numpy)
+
+try:  # CuPy is optional: pip install funcgrad[cuda]
+    import cupy  # type: ignore[import-not-found]
+
+    register_namespace(cupy.ndarray, cupy, lambda a: f"cuda:{a.device.id}")
+except Exception:  # ImportError, or a CuPy without a usable CUDA runtime
+    cupy = None
+
+
+def _lookup(x: Any) -> tuple[ModuleType, Any] | None:
+    entry = _REGISTRY.get(type(x))
+    if entry is None and isinstance(x, numpy.generic):
+        entry = _REGISTRY[numpy.ndarray]  # NumPy scalars (numpy.float64...)
+    return entry
+
+
+def namespace(*values: Any) -> ModuleType:
+    """The array namespace shared by ``values`` (NumPy when none is an array).
+
+    Python scalars and None are neutral; arrays on two devices raise
+    :class:`~funcgrad.DeviceMismatchError` naming both.
+    """
+    found = None
+    first = None
+    for v in values:
+        t = type(v)
+        if t is numpy.ndarray or t in _SCALARS or v is None:
+            entry = _REGISTRY[numpy.ndarray] if t is numpy.ndarray else None
+        else:
+            entry = _lookup(v)
+        if entry is None:
+            continue
+        if found is None:
+            found, first = entry, v
+        elif entry is not found or (found[0] is not numpy and device_of(v) != device_of(first)):
+            raise DeviceMismatchError(
+                f"inputs on different devices: {device_of(first)} and {device_of(v)}"
+            )
+    return numpy if found is None else found[0]
+
+
+def device_of(x: Any) -> str:
+    """``'cpu'`` or ``'cuda:N'``: where the raw array ``x`` lives."""
+    entry = _lookup(x)
+    return "cpu" if entry is None else entry[1](x)
+
+
+def to_device(x: Any, device: str) -> Any:
+    """A copy of the raw array ``x`` on ``device`` (``'cpu'`` or ``'cuda:N'``)."""
+    if device == "cpu":
+        if cupy is not None and isinstance(x, cupy.ndarray):
+            return cupy.asnumpy(x)
+        return numpy.asarray(x)
+    if device.startswith("cuda"):
+        if cupy is None:
+            raise FuncgradValueError(f"device {device!r} needs CuPy and a GPU")
+        index = int(device.partition(":")[2] or 0)
+        with cupy.cuda.Device(index):
+            return cupy.asarray(x)
+    raise FuncgradValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda:N'")
+
+
+def is_float_dtype(dtype: Any) -> bool:
+    """Whether ``dtype`` is a real floating dtype (the differentiable ones)."""
+    return numpy.dtype(dtype).kind == "f"

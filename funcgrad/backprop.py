@@ -1,0 +1,201 @@
+"""The reverse fold: Chainer's ``_backprop``, made pure (layer 5).
+
+``backprop(outputs, inputs, seeds)`` walks the nodes between them by rank,
+highest first (ties in creation order), asks each node's primitive for the
+gradients of its arguments, and returns a persistent map from each requested
+input to its gradient.  Nothing is mutated: the gradient table is a local dict,
+and each gradient leaves it as soon as the node that owns it has been folded.
+
+>>> import numpy, funcgrad as fg
+>>> x = fg.require_grad(numpy.array([1.0, 2.0]))
+>>> y = (x * x).sum()
+>>> fg.backprop([y], [x])[x]
+array([2., 4.])
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+import pyrsistent
+
+from . import backend
+from .errors import BackpropError, FuncgradTypeError, FuncgradValueError, GradientTypeError
+from .hooks import active_hooks, debugging_nans
+from .node import DEFAULT_BACKPROP_ID, BackpropId, Node, _check_id, recording, walk
+
+
+def _nodes(seq: Any, what: str) -> list[Node]:
+    if type(seq) is Node:
+        return [seq]
+    if not isinstance(seq, Sequence) or isinstance(seq, str):
+        raise FuncgradTypeError(f"backprop {what} must be a sequence of Nodes, got {seq!r}")
+    for i, n in enumerate(seq):
+        if type(n) is not Node:
+            raise FuncgradTypeError(
+                f"backprop {what}[{i}] must be a Node, got {type(n).__name__}"
+            )
+    return list(seq)
+
+
+def _seed(out: Node, g: Any, i: int) -> Any:
+    if g is None:
+        if out.size != 1:
+            raise FuncgradValueError(
+                f"output {i} has shape {out.shape}: a non-scalar output needs a gradient "
+                "in grad_outputs"
+            )
+        if out.shape != ():
+            warnings.warn(
+                f"output {i} has shape {out.shape}; seeding a size-1 output that is not "
+                "0-d with ones is deprecated, pass grad_outputs",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        xp = backend.namespace(out.value)
+        return xp.ones(out.shape, out.dtype)
+    if type(g) is not Node:
+        xp = backend.namespace(out.value)
+        g = xp.asarray(g, dtype=out.dtype)
+    if tuple(g.shape) != tuple(out.shape):
+        raise FuncgradValueError(
+            f"grad_outputs[{i}] has shape {tuple(g.shape)} but output {i} has shape {out.shape}"
+        )
+    return g
+
+
+def _check_grad(prim: Any, i: int, parent: Node, g: Any) -> Any:
+    """Check one gradient a rule returned against its argument; cast within a dtype kind."""
+    pv = parent.value
+    gv = g.value if type(g) is Node else g
+    gshape = getattr(gv, "shape", None)
+    if gshape != pv.shape:
+        raise GradientTypeError(
+            f"VJP rule of primitive {prim.name!r} for argument {i}: expected a gradient of "
+            f"shape {pv.shape}, got {'a ' + type(gv).__name__ if gshape is None else gshape}"
+        )
+    gdtype = gv.dtype
+    if gdtype is not pv.dtype and gdtype != pv.dtype:
+        if gdtype.kind != pv.dtype.kind:
+            raise GradientTypeError(
+                f"VJP rule of primitive {prim.name!r} for argument {i}: expected dtype "
+                f"{pv.dtype}, got {gdtype}"
+            )
+        g = g.astype(pv.dtype)
+    if type(gv) is not type(pv) and backend.device_of(gv) != backend.device_of(pv):
+        raise GradientTypeError(
+            f"VJP rule of primitive {prim.name!r} for argument {i}: expected a gradient on "
+            f"{backend.device_of(pv)}, got one on {backend.device_of(gv)}"
+        )
+    return g
+
+
+def _check_finite(prim: Any, grads: list) -> None:
+    for g in grads:
+        v = g.value if type(g) is Node else g
+        if not backend.namespace(v).isfinite(v).all():
+            raise FloatingPointError(
+                f"NaN or Inf in a gradient computed by the VJP rule of primitive {prim.name!r}"
+            )
+
+
+def backprop(
+    outputs: Sequence[Node],
+    inputs: Sequence[Node],
+    grad_outputs: Sequence[Any] | None = None,
+    *,
+    backprop_id: BackpropId | None = None,
+    enable_double_backprop: bool = False,
+    loss_scale: float | None = None,
+    hooks: Sequence[Any] = (),
+) -> pyrsistent.PMap:
+    """Gradients of ``outputs`` with respect to ``inputs`` on graph ``backprop_id``.
+
+    Returns a ``PMap`` from each input Node to its gradient (None where the
+    outputs do not reach it).  ``grad_outputs`` seeds the outputs (ones for
+    size-1 outputs when None); ``loss_scale`` multiplies the seeds.  With
+    ``enable_double_backprop`` the gradients are Nodes on ``backprop_id``.
+    """
+    bp = _check_id(backprop_id)
+    outputs = _nodes(outputs, "outputs")
+    inputs = _nodes(inputs, "inputs")
+    for what, seq in (("output", outputs), ("input", inputs)):
+        for i, n in enumerate(seq):
+            if bp not in n.graphs:
+                raise BackpropError(f"{what} {i} is not on the graph {bp.name!r}")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif len(grad_outputs) != len(outputs):
+        raise FuncgradValueError(
+            f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs"
+        )
+    grads: dict[int, Any] = {}
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        g = _seed(out, g, i)
+        if loss_scale is not None:
+            g = g * loss_scale
+        prev = grads.get(out.serial)
+        grads[out.serial] = g if prev is None else prev + g
+
+    targets = {n.serial: n for n in inputs}
+    order = walk(outputs, targets, bp)
+    order.sort(key=lambda n: (n.rank, -n.serial), reverse=True)
+    found = fold(order, grads, targets, bp, enable_double_backprop, active_hooks(hooks))
+    return pyrsistent.pmap({n: found.get(n.serial) for n in inputs})
+
+
+def fold(order, grads, targets, bp, keep_graph, hook_list) -> dict:
+    """Run the backward steps over ``order``; return gradients of ``targets`` by serial."""
+    kept = {n.serial for n in order}
+    found: dict[int, Any] = {}
+    nan_check = debugging_nans()
+    with recording(bp, on=keep_graph):
+        for node in order:
+            g = grads.pop(node.serial, None)
+            if g is None:
+                continue
+            if node.serial in targets:
+                found[node.serial] = g
+            if node.primitive is None:
+                continue
+            parents = [
+                (i, a)
+                for i, a in enumerate(node.args)
+                if type(a) is Node and a.serial in kept and bp in a.graphs
+            ]
+            if not parents:
+                continue
+            if keep_graph or len(node.graphs) > 1:
+                ans, args = node, node.args
+            else:  # only on this graph: rules may run on raw arrays, fast
+                ans = node.value
+                args = tuple(a.value if type(a) is Node else a for a in node.args)
+            if hook_list:
+                in_values = tuple(a.value if type(a) is Node else a for a in node.args)
+                for h in hook_list:
+                    h.backward_preprocess(node, in_values, (g,))
+            positions = [i for i, _ in parents]
+            gis = node.primitive.vjp(g, ans, args, node.kwargs or {}, positions)
+            gis = [
+                _check_grad(node.primitive, i, a, gi)
+                for (i, a), gi in zip(parents, gis, strict=True)
+            ]
+            if nan_check:
+                _check_finite(node.primitive, gis)
+            if hook_list:
+                in_grads = [None] * len(node.args)
+                for i, gi in zip(positions, gis, strict=True):
+                    in_grads[i] = gi
+                for h in hook_list:
+                    h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
+            for (_, a), gi in zip(parents, gis, strict=True):
+                prev = grads.get(a.serial)
+                grads[a.serial] = gi if prev is None else prev + gi
+            del g, gis, parents
+    return found
+
+
+__all__ = ["backprop", "fold", "DEFAULT_BACKPROP_ID", "numpy"]

@@ -1,0 +1,467 @@
+"""Function transformations: vjp, grad, jvp, Jacobians, Hessians (layer 6).
+
+Each is a few lines over two primitives of its own: ``_trace`` (run a function
+on fresh leaves of a new graph) and the two folds.  Every call opens a graph of
+its own, so nested calls never confuse their levels: an inner gradient is
+recorded on every outer graph and stays differentiable there.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> fg.grad(lambda x: x * fg.grad(lambda y: x + y)(1.0))(1.0)
+array(1.)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy
+
+from . import tree
+from .backend import namespace
+from .backprop import backprop
+from .errors import FuncgradTypeError, FuncgradValueError
+from .forward import forward
+from .node import BackpropId, Node, make_node, recording, require_grad, value_of
+from .numpy import reshape, stack, zeros, zeros_like
+from .primitive import NO_KWARGS, Primitive
+
+
+class _Strip:
+    """Pass-through pseudo-primitive: a Node taken off the graph of a finished call."""
+
+    name = "identity"
+    vjp_joint = None
+
+    def has_rule(self, i):
+        return True
+
+    def vjp(self, g, ans, args, kwargs, positions):
+        return [g]
+
+    @staticmethod
+    def jvp_joint(tangents, ans, args, kwargs):
+        return tangents[0][1]
+
+
+_STRIP = _Strip()
+
+
+def _lower(x: Any, bp: BackpropId) -> Any:
+    """``x`` without graph ``bp``: a raw value, or a Node on its other graphs."""
+    if type(x) is not Node or bp not in x.graphs:
+        return x
+    rest = x.graphs - {bp}
+    if not rest:
+        return x.value
+    return make_node(x.value, rest, _STRIP, (x,), None, x.rank + 1)
+
+
+def stack_rows(rows: list, shape: tuple) -> Any:
+    """``stack(rows)``, or an empty ``(0,) + shape`` array when there are no rows."""
+    return stack(rows) if rows else zeros((0,) + tuple(shape))
+
+
+def _as_primal(x: Any, where: str) -> Any:
+    if type(x) is Node:
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return numpy.asarray(x, dtype=numpy.float64)
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        raise FuncgradTypeError(f"{where} must be an array or a number, got {type(x).__name__}")
+    return x
+
+
+def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False):
+    """Run ``fun`` on leaves of a fresh graph: (graph, leaves, treedef, out, aux)."""
+    bp = BackpropId(name)
+    leaves, treedef = tree.flatten(tuple(primals))
+    with recording(bp):
+        nodes = []
+        for i, leaf in enumerate(leaves):
+            try:
+                nodes.append(require_grad(_as_primal(leaf, f"argument leaf {i}"), bp))
+            except TypeError as exc:
+                raise type(exc)(f"{name}: argument leaf {i}: {exc}") from None
+        out = fun(*tree.unflatten(treedef, nodes))
+    aux = None
+    if has_aux:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise FuncgradTypeError(f"{name} with has_aux=True needs fun to return (out, aux)")
+        out, aux = out
+        aux = tree.tree_map(lambda a: _lower(a, bp), aux)
+    return bp, nodes, treedef, out, aux
+
+
+def _zeros(leaf: Any) -> Any:
+    return zeros_like(leaf) if type(leaf) is Node else zeros_like(_as_primal(leaf, "primal"))
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
+    """``(out, vjp_fn)``, or ``(out, vjp_fn, aux)``: ``vjp_fn(ct)`` is a tuple, one per primal.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> out, f_vjp = fg.vjp(fnp.sin, numpy.array(0.0))
+    >>> f_vjp(numpy.array(1.0))
+    (array(1.),)
+    """
+    bp, nodes, treedef, out, aux = _trace(fun, primals, "vjp", has_aux)
+    out_leaves, out_def = tree.flatten(out)
+
+    def vjp_fn(cotangent: Any) -> tuple:
+        ct_leaves = tree.flatten_up_to(out_def, cotangent)
+        outs, seeds = [], []
+        for o, c in zip(out_leaves, ct_leaves, strict=True):
+            if type(o) is Node and bp in o.graphs and c is not None:
+                outs.append(o)
+                seeds.append(c)
+        found = backprop(outs, nodes, seeds, backprop_id=bp) if outs else {}
+        grads = [found.get(n) for n in nodes]
+        grads = [_zeros(n.value) if g is None else g for n, g in zip(nodes, grads, strict=True)]
+        return tuple(tree.unflatten(treedef, grads))
+
+    lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
+    return (lowered, vjp_fn, aux) if has_aux else (lowered, vjp_fn)
+
+
+def _argnums(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int) or not -nargs <= a < nargs:
+            raise FuncgradValueError(f"{name}: argnums {argnums!r} out of range for {nargs} arguments")
+    return tuple(a % nargs for a in nums)
+
+
+def _partial(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
+    def partial(*dyn):
+        full = list(args)
+        for i, a in zip(nums, dyn, strict=True):
+            full[i] = a
+        return fun(*full)
+
+    return partial
+
+
+def _scalar_seed(out: Any, name: str) -> Any:
+    size = getattr(out, "size", 1 if isinstance(out, (int, float)) else None)
+    if size != 1:
+        shape = getattr(out, "shape", type(out).__name__)
+        raise FuncgradValueError(f"{name} needs a scalar (size-1) output, got shape {shape}")
+    v = value_of(out)
+    return namespace(v).ones(numpy.shape(v) if not hasattr(v, "shape") else v.shape, getattr(v, "dtype", float))
+
+
+def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """A function giving ``(value, grad)`` (``((value, aux), grad)`` with ``has_aux``).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.value_and_grad(lambda x: (x * x).sum())(numpy.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "grad")
+        f = _partial(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+        res = vjp(f, *(args[i] for i in nums), has_aux=has_aux)
+        out, fn = res[0], res[1]
+        g = fn(_scalar_seed(out, "grad"))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, res[2]), g) if has_aux else (out, g)
+
+    return value_and_grad_fun
+
+
+def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """The gradient of scalar-valued ``fun`` with respect to argument(s) ``argnums``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fg.grad(fg.grad(fnp.sin)))(numpy.array(0.0))
+    array(-1.)
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (out, g) = vg(*args, **kwargs)
+        return (g, out[1]) if has_aux else g
+
+    return grad_fun
+
+
+def _linearize(fun: Callable, primals: tuple):
+    """``(out, jvp_fn)``: trace once, push any number of tangents through the graph."""
+    bp, nodes, treedef, out, _ = _trace(fun, primals, "jvp")
+    out_leaves, out_def = tree.flatten(out)
+
+    def jvp_fn(tangents: Any) -> Any:
+        t_leaves = tree.flatten_up_to(treedef, tuple(tangents))
+        for i, (n, t) in enumerate(zip(nodes, t_leaves, strict=True)):
+            if tuple(numpy.shape(value_of(t))) != n.shape:
+                raise FuncgradValueError(
+                    f"jvp: tangent {i} has shape {numpy.shape(value_of(t))}, primal has {n.shape}"
+                )
+        live = [o for o in out_leaves if type(o) is Node and bp in o.graphs]
+        ts = forward(live, nodes, list(t_leaves), bp) if live else []
+        by_serial = {o.serial: t for o, t in zip(live, ts, strict=True)}
+        res = []
+        for o in out_leaves:
+            t = by_serial.get(o.serial) if type(o) is Node else None
+            res.append(_zeros(value_of(o)) if t is None else t)
+        return tree.unflatten(out_def, res)
+
+    lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
+    return lowered, jvp_fn
+
+
+def jvp(fun: Callable, primals: Any, tangents: Any):
+    """``(out, tangent_out)``: forward-mode derivative of ``fun`` at ``primals`` along ``tangents``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.jvp(fnp.exp, (numpy.array(0.0),), (numpy.array(3.0),))
+    (np.float64(1.0), array(3.))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise FuncgradTypeError("jvp: primals and tangents must be tuples (one entry per argument)")
+    if len(primals) != len(tangents):
+        raise FuncgradValueError(
+            f"jvp: {len(primals)} primals but {len(tangents)} tangents"
+        )
+    out, jvp_fn = _linearize(fun, tuple(primals))
+    return out, jvp_fn(tuple(tangents))
+
+
+def _basis(x: Any):
+    """Unit vectors of ``x``'s shape and dtype, one per element, in C order."""
+    v = value_of(x)
+    xp = namespace(v)
+    eye = xp.eye(v.size, dtype=v.dtype)
+    return [eye[k].reshape(v.shape) for k in range(v.size)]
+
+
+def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
+    """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.jacobian(lambda x: 2 * x)(numpy.ones(2))
+    array([[2., 0.],
+           [0., 2.]])
+    """
+
+    @functools.wraps(fun)
+    def jac_fun(*args):
+        nums = _argnums(argnums, len(args), "jacobian")
+        out, fn = vjp(_partial(fun, args, nums), *(args[i] for i in nums))
+        out_shape = tuple(numpy.shape(value_of(out)))
+        rows = [fn(e) for e in _basis(out)]
+        jacs = []
+        for k, i in enumerate(nums):
+            in_shape = tuple(numpy.shape(value_of(_as_primal(args[i], "argument"))))
+            jacs.append(reshape(stack_rows([r[k] for r in rows], in_shape), out_shape + in_shape))
+        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+
+    return jac_fun
+
+
+jacrev = jacobian
+
+
+def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
+    """Forward-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.jacfwd(lambda x: x * x)(numpy.array([1.0, 3.0]))
+    array([[2., 0.],
+           [0., 6.]])
+    """
+
+    @functools.wraps(fun)
+    def jac_fun(*args):
+        nums = _argnums(argnums, len(args), "jacfwd")
+        primals = tuple(_as_primal(args[i], "argument") for i in nums)
+        out, fn = _linearize(_partial(fun, args, nums), primals)
+        out_shape = tuple(numpy.shape(value_of(out)))
+        jacs = []
+        for k, p in enumerate(primals):
+            cols = []
+            for e in _basis(p):
+                ts = tuple(e if j == k else _zeros(q) for j, q in enumerate(primals))
+                cols.append(fn(ts))
+            in_shape = tuple(numpy.shape(value_of(p)))
+            # cols[j] is d out / d p_j: stack on a trailing axis.
+            stacked = stack_rows(cols, out_shape)  # (in.size,) + out_shape
+            n = len(out_shape)
+            moved = _move_first_last(stacked, n)
+            jacs.append(reshape(moved, out_shape + in_shape))
+        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+
+    return jac_fun
+
+
+def _move_first_last(x: Any, n: int) -> Any:
+    from .numpy import transpose  # noqa: PLC0415
+
+    return transpose(x, tuple(range(1, n + 1)) + (0,))
+
+
+def hessian(fun: Callable, argnums: Any = 0) -> Callable:
+    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.hessian(lambda x: (x ** 3).sum())(numpy.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(jacobian(fun, argnums), argnums)
+
+
+def hvp(fun: Callable, primals: Any, tangents: Any) -> Any:
+    """Hessian-vector product of scalar ``fun`` at ``primals`` along ``tangents``.
+
+    Forward over reverse: the Hessian is never formed.  Returns one array per
+    primal (a single array when there is one primal).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.hvp(lambda x: (x ** 3).sum(), (numpy.array([1.0, 2.0]),), (numpy.ones(2),))
+    array([ 6., 12.])
+    """
+    n = len(primals)
+    _, t = jvp(grad(fun, argnums=tuple(range(n))), tuple(primals), tuple(tangents))
+    return t[0] if n == 1 else t
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` cut from every graph: raw values, leafwise over a pytree.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.grad(lambda x: x * fg.stop_gradient(x))(numpy.array(3.0))
+    array(3.)
+    """
+    return tree.tree_map(value_of, x)
+
+
+class _FunctionPrimitive(Primitive):
+    """A primitive over the flat leaves of a function's arguments, for one output leaf."""
+
+    __slots__ = ()
+
+
+def _function_primitive(name: str, call: Callable, joint: Callable) -> Primitive:
+    prim = _FunctionPrimitive(call, name)
+    prim.vjp_joint = joint
+    return prim
+
+
+def _wrap_leafwise(fun: Callable, name: str, make_joint: Callable) -> Callable:
+    """``fun`` as one primitive per output leaf over its flat argument leaves."""
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        leaves, treedef = tree.flatten(args)
+        raw_out = fun(*tree.unflatten(treedef, [value_of(v) for v in leaves]))
+        out_leaves, out_def = tree.flatten(raw_out)
+        if not any(type(v) is Node for v in leaves):
+            return raw_out
+        results = []
+        for k in range(len(out_leaves)):
+            def call(*flat, _k=k, _out=out_leaves):
+                return _out[_k]  # the forward value, computed once above
+
+            prim = _function_primitive(f"{name}[{k}]" if len(out_leaves) > 1 else name, call,
+                                       make_joint(treedef, out_def, k))
+            results.append(prim(*leaves))
+        return tree.unflatten(out_def, results)
+
+    return wrapped
+
+
+def _one_hot_ct(out_def: Any, k: int, g: Any, like: list) -> Any:
+    cts = [g if j == k else zeros_like(v) for j, v in enumerate(like)]
+    return tree.unflatten(out_def, cts)
+
+
+def checkpoint(fun: Callable) -> Callable:
+    """``fun`` whose intermediates are recomputed in backward instead of kept.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> f = fg.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
+    >>> float(fg.grad(f)(numpy.array(0.0)))
+    1.0
+    """
+
+    def make_joint(treedef, out_def, k):
+        def joint(g, ans, args, kwargs, positions):
+            primal_tree = tree.unflatten(treedef, list(args))
+            out, fn = vjp(fun, *primal_tree)
+            out_leaves = tree.flatten(out)[0]
+            grads = tree.flatten(fn(_one_hot_ct(out_def, k, g, [value_of(o) for o in out_leaves])))[0]
+            return [grads[i] for i in positions]
+
+        return joint
+
+    return _wrap_leafwise(fun, "checkpoint", make_joint)
+
+
+class custom_vjp:  # noqa: N801  (JAX's name)
+    """A function with a user-given gradient (JAX-style).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> @fg.custom_vjp
+    ... def f(x):
+    ...     return fnp.sin(x)
+    >>> f.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda res, g: (g * res,))
+    >>> fg.grad(f)(numpy.array(0.0))
+    array(1.)
+
+    ``fwd(*args)`` returns ``(out, residuals)``; ``bwd(residuals, g)`` returns a
+    tuple with one gradient per argument.  Written with ``fnp``, both are
+    differentiated again for higher orders; forward mode transposes ``bwd``.
+    """
+
+    def __init__(self, fun: Callable):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        self._wrapped: Callable | None = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        """Set the forward ``fwd(*args) -> (out, res)`` and backward ``bwd(res, g) -> grads``."""
+        self.fwd, self.bwd = fwd, bwd
+
+        def make_joint(treedef, out_def, k):
+            def joint(g, ans, args, kwargs, positions):
+                primal_tree = tree.unflatten(treedef, list(args))
+                out, res = fwd(*primal_tree)
+                out_leaves = tree.flatten(out)[0]
+                grads = bwd(res, _one_hot_ct(out_def, k, g, [value_of(o) for o in out_leaves]))
+                if not isinstance(grads, (tuple, list)) or len(grads) != len(primal_tree):
+                    raise FuncgradTypeError(
+                        f"custom_vjp {self.fun.__name__}: bwd must return a tuple of "
+                        f"{len(primal_tree)} gradients, got {type(grads).__name__}"
+                    )
+                flat = tree.flatten(tuple(grads))[0]
+                if len(flat) != len(args):
+                    raise FuncgradTypeError(
+                        f"custom_vjp {self.fun.__name__}: bwd returned {len(flat)} gradient "
+                        f"leaves for {len(args)} argument leaves"
+                    )
+                return [flat[i] for i in positions]
+
+            return joint
+
+        self._wrapped = _wrap_leafwise(
+            lambda *a: fwd(*a)[0], getattr(self.fun, "__name__", "custom_vjp"), make_joint
+        )
+
+    def __call__(self, *args):
+        if self._wrapped is None:
+            return self.fun(*args)
+        return self._wrapped(*args)
+
+
+__all__ = [
+    "vjp", "grad", "value_and_grad", "jvp", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
+    "stop_gradient", "checkpoint", "custom_vjp", "NO_KWARGS",
+]

@@ -1,0 +1,145 @@
+"""Backward hooks, timing, printing and NaN checks (layer 3).
+
+Hooks run around every step of a backward fold.  ``with hooks(h):`` applies
+them to each fold inside the block, in this context only (other threads and
+tasks are unaffected); ``fg.backprop(..., hooks=[h])`` to one call.  Hooks of
+the context run before those of the call.
+
+>>> import numpy, funcgrad as fg
+>>> timer = fg.TimerHook()
+>>> with fg.hooks(timer):
+...     _ = fg.grad(lambda x: fg.numpy.sin(x).sum())(numpy.ones(3))
+>>> [name for name, _, _ in timer.rows()]
+['sum', 'sin']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from contextvars import ContextVar
+from typing import Any, Iterator
+
+from .errors import FuncgradTypeError
+
+_HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
+_DEBUG_NANS: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
+
+
+class BackwardHook:
+    """Base class of backward hooks: override either method (both do nothing).
+
+    ``node`` is the Node whose rule runs, ``in_values`` the raw values of its
+    arguments, ``out_grads`` a 1-tuple holding its output gradient and
+    ``in_grads`` the gradients computed for its arguments (None where none was
+    asked for).
+    """
+
+    name = "BackwardHook"
+
+    def backward_preprocess(self, node: Any, in_values: tuple, out_grads: tuple) -> None:
+        """Called before the rules of ``node`` run."""
+
+    def backward_postprocess(
+        self, node: Any, in_values: tuple, out_grads: tuple, in_grads: tuple
+    ) -> None:
+        """Called after the rules of ``node`` ran."""
+
+
+def _check_hooks(hs: Any) -> tuple:
+    hs = tuple(hs)
+    for h in hs:
+        if not isinstance(h, BackwardHook):
+            raise FuncgradTypeError(f"hooks must be fg.BackwardHook instances, got {h!r}")
+    return hs
+
+
+@contextlib.contextmanager
+def hooks(*hs: BackwardHook) -> Iterator[None]:
+    """Apply the hooks ``hs`` to every backward fold inside the block (this context only)."""
+    token = _HOOKS.set(_HOOKS.get() + _check_hooks(hs))
+    try:
+        yield
+    finally:
+        _HOOKS.reset(token)
+
+
+def active_hooks(local: Any = ()) -> tuple:
+    """The hooks of the context, then ``local`` ones."""
+    return _HOOKS.get() + (_check_hooks(local) if local else ())
+
+
+@contextlib.contextmanager
+def debug_nans(enabled: bool = True) -> Iterator[None]:
+    """Raise ``FloatingPointError`` naming the primitive when a backward step makes NaN or Inf."""
+    token = _DEBUG_NANS.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _DEBUG_NANS.reset(token)
+
+
+def debugging_nans() -> bool:
+    """Whether :func:`debug_nans` is on in this context."""
+    return _DEBUG_NANS.get()
+
+
+class TimerHook(BackwardHook):
+    """Time spent in each primitive's backward rules; ``summary()`` gives a table.
+
+    The clock starts in ``backward_preprocess`` and stops in
+    ``backward_postprocess``; on a GPU the time is that of launching the kernels.
+    """
+
+    name = "TimerHook"
+
+    def __init__(self) -> None:
+        self._totals: dict[str, list] = {}
+        self._start: list[float] = []
+
+    def backward_preprocess(self, node, in_values, out_grads):
+        self._start.append(time.perf_counter())
+
+    def backward_postprocess(self, node, in_values, out_grads, in_grads):
+        elapsed = time.perf_counter() - self._start.pop()
+        entry = self._totals.setdefault(node.primitive.name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += elapsed
+
+    def rows(self) -> list[tuple[str, int, float]]:
+        """``(primitive, calls, total seconds)``, slowest first."""
+        return sorted(
+            ((k, n, t) for k, (n, t) in self._totals.items()), key=lambda r: -r[2]
+        )
+
+    def total_time(self) -> float:
+        """Seconds spent in backward rules, all primitives together."""
+        return sum(t for _, _, t in self.rows())
+
+    def summary(self) -> str:
+        """A plain-text table: primitive, calls, total and mean time."""
+        lines = [f"{'primitive':<20} {'calls':>8} {'total ms':>10} {'mean us':>10}"]
+        for name, n, t in self.rows():
+            lines.append(f"{name:<20} {n:>8} {t * 1e3:>10.3f} {t / n * 1e6:>10.2f}")
+        return "\n".join(lines)
+
+
+class PrintHook(BackwardHook):
+    """Print each backward step: primitive, input shapes and gradient norms."""
+
+    name = "PrintHook"
+
+    def __init__(self, file: Any = None) -> None:
+        self.file = file
+
+    def backward_preprocess(self, node, in_values, out_grads):
+        from .node import value_of  # noqa: PLC0415  (layer 2, imported lazily)
+
+        shapes = ", ".join(str(getattr(v, "shape", ())) for v in in_values)
+        g = value_of(out_grads[0])
+        print(
+            f"backward {node.primitive.name}: inputs ({shapes}) "
+            f"grad shape {getattr(g, 'shape', ())} dtype {getattr(g, 'dtype', '?')}",
+            file=self.file or sys.stdout,
+        )

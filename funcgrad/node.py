@@ -1,0 +1,450 @@
+"""Nodes, graphs and their identities (layer 2).
+
+A :class:`Node` is one immutable vertex of a computation graph: a value, the
+primitive that made it, the arguments it was made from, and the set of graphs
+(:class:`BackpropId`) it belongs to.  One value can sit on several graphs at
+once -- ChainerX's *multiple graphs* -- and a backward pass on one of them
+records its own arithmetic on all the others, which is what makes gradients
+differentiable again.
+
+>>> import numpy
+>>> x = require_grad(numpy.array([1.0, 2.0]))
+>>> y = x * x
+>>> y.primitive.name, y.rank, is_grad_required(y)
+('multiply', 1, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+from contextvars import ContextVar
+from typing import Any, Iterator
+
+import attrs
+import numpy
+
+from . import backend
+from .errors import BackpropError, FuncgradTypeError, NodeConversionError
+
+_ordinals = itertools.count(1)
+_serials = itertools.count()
+
+
+@attrs.frozen(eq=False, repr=False)
+class BackpropId:
+    """The identity of one graph.  Compared by identity; ``name`` is for messages.
+
+    >>> with backprop_scope('weights') as bp:
+    ...     bp.name
+    'weights'
+    """
+
+    name: str
+    ordinal: int = attrs.field(factory=lambda: next(_ordinals))
+
+    def __repr__(self) -> str:
+        return f"BackpropId({self.name!r})"
+
+
+DEFAULT_BACKPROP_ID = BackpropId("default", 0)
+
+# The graphs new nodes are recorded on: the default graph, every open
+# backprop_scope and every running combinator -- less the graph a fold is
+# running on (unless double backprop is asked for).  A finished call's graph
+# drops out, so values it leaves behind are plain constants to everyone else.
+# Context-local: threads and asyncio tasks never see each other's graphs.
+_ACTIVE: ContextVar[frozenset] = ContextVar(
+    "funcgrad_active_graphs", default=frozenset((DEFAULT_BACKPROP_ID,))
+)
+
+
+@contextlib.contextmanager
+def recording(backprop_id: BackpropId, on: bool = True) -> Iterator[None]:
+    """Within the block, record (or with ``on=False``, stop recording) on ``backprop_id``."""
+    active = _ACTIVE.get()
+    token = _ACTIVE.set(active | {backprop_id} if on else active - {backprop_id})
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+@contextlib.contextmanager
+def backprop_scope(name: str) -> Iterator[BackpropId]:
+    """Yield a fresh :class:`BackpropId` named ``name``, recorded on inside the block.
+
+    >>> with backprop_scope('bp_x') as bp_x:
+    ...     x = require_grad(numpy.ones(2), bp_x)
+    ...     is_grad_required(x, bp_x), is_grad_required(x)
+    (True, False)
+    """
+    if not isinstance(name, str):
+        raise FuncgradTypeError(f"backprop_scope name must be a str, got {type(name).__name__}")
+    bp = BackpropId(name)
+    with recording(bp):
+        yield bp
+
+
+@functools.cache
+def _ops():
+    # Node's operators are funcgrad.numpy's primitives, one layer up: reached
+    # lazily here rather than patched onto the class at import.
+    import funcgrad.numpy as fnp
+
+    return fnp
+
+
+def _conversion_error(node: "Node", what: str) -> NodeConversionError:
+    return NodeConversionError(
+        f"cannot convert a funcgrad Node (shape {node.shape}, dtype {node.dtype}) to {what} "
+        "inside a differentiated function: read its value with fg.value_of(x) (no gradient "
+        "flows through it), or keep differentiating with funcgrad.numpy (fnp) functions"
+    )
+
+
+@attrs.frozen(eq=False, repr=False, weakref_slot=False)
+class Node:
+    """An immutable graph node.  ``==`` and ``hash`` are by identity.
+
+    Built by primitives and :func:`require_grad`, never by hand.
+    ``value`` is the raw array; ``inputs`` the Nodes it was computed from;
+    ``rank`` is 0 for a leaf, else 1 + the highest rank of its inputs.
+    """
+
+    value: Any
+    graphs: frozenset
+    primitive: Any
+    args: tuple
+    kwargs: Any
+    rank: int
+    serial: int
+
+    __array_ufunc__ = None  # numpy_array + node defers to Node.__radd__
+    __array_priority__ = 1000
+
+    # -- read-only views --------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self.value.shape
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        return self.value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    @property
+    def size(self) -> int:
+        return self.value.size
+
+    @property
+    def device(self) -> str:
+        return backend.device_of(self.value)
+
+    @property
+    def inputs(self) -> tuple:
+        """The Nodes among this node's arguments, in argument order."""
+        return tuple(a for a in self.args if type(a) is Node)
+
+    @property
+    def backprop_ids(self) -> tuple:
+        """Every graph this node is on, oldest first."""
+        return tuple(sorted(self.graphs, key=lambda b: b.ordinal))
+
+    @property
+    def backprop_id(self) -> BackpropId:
+        """The newest graph this node is on (its only one, usually)."""
+        return max(self.graphs, key=lambda b: b.ordinal)
+
+    @property
+    def T(self) -> "Node":
+        return _ops().transpose(self)
+
+    def __repr__(self) -> str:
+        name = "leaf" if self.primitive is None else self.primitive.name
+        graphs = ", ".join(b.name for b in self.backprop_ids)
+        return f"Node({name}, shape={self.shape}, dtype={self.dtype}, graphs=[{graphs}])"
+
+    # -- accidental conversions are loud ----------------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise _conversion_error(self, "a NumPy array")
+
+    def __float__(self):
+        raise _conversion_error(self, "a Python float")
+
+    def __int__(self):
+        raise _conversion_error(self, "a Python int")
+
+    def __index__(self):
+        raise _conversion_error(self, "an index")
+
+    def __complex__(self):
+        raise _conversion_error(self, "a Python complex")
+
+    def __bool__(self):
+        raise _conversion_error(self, "a truth value (if/while/and/or)")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d Node")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # -- arithmetic ---------------------------------------------------------
+    def __add__(self, other):
+        return _ops().add(self, other)
+
+    def __radd__(self, other):
+        return _ops().add(other, self)
+
+    def __sub__(self, other):
+        return _ops().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _ops().subtract(other, self)
+
+    def __mul__(self, other):
+        return _ops().multiply(self, other)
+
+    def __rmul__(self, other):
+        return _ops().multiply(other, self)
+
+    def __truediv__(self, other):
+        return _ops().divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().divide(other, self)
+
+    def __pow__(self, other):
+        return _ops().power(self, other)
+
+    def __rpow__(self, other):
+        return _ops().power(other, self)
+
+    def __matmul__(self, other):
+        return _ops().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops().matmul(other, self)
+
+    def __neg__(self):
+        return _ops().negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops().abs(self)
+
+    def __getitem__(self, index):
+        return _ops().getitem(self, index)
+
+    # comparisons give plain boolean arrays (no gradient); == and != stay
+    # identity so Nodes can key dicts, sets and pyrsistent maps.
+    def __lt__(self, other):
+        return _ops().less(self, other)
+
+    def __le__(self, other):
+        return _ops().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops().greater(self, other)
+
+    def __ge__(self, other):
+        return _ops().greater_equal(self, other)
+
+    # -- NumPy-style methods ----------------------------------------------
+    def sum(self, axis=None, keepdims=False):
+        return _ops().sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _ops().mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _ops().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _ops().min(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return _ops().prod(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return _ops().var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return _ops().std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops().reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _ops().transpose(self, axes or None)
+
+    def astype(self, dtype):
+        return _ops().astype(self, dtype)
+
+    def ravel(self):
+        return _ops().ravel(self)
+
+    def flatten(self):
+        return _ops().ravel(self)
+
+    def squeeze(self, axis=None):
+        return _ops().squeeze(self, axis)
+
+    def dot(self, other):
+        return _ops().dot(self, other)
+
+    def clip(self, a_min=None, a_max=None):
+        return _ops().clip(self, a_min, a_max)
+
+    def cumsum(self, axis=None):
+        return _ops().cumsum(self, axis=axis)
+
+
+def make_node(value, graphs, primitive, args, kwargs, rank) -> Node:
+    """A new Node with the next serial number (creation order breaks rank ties)."""
+    return Node(value, graphs, primitive, args, kwargs, rank, next(_serials))
+
+
+def value_of(x: Any) -> Any:
+    """The raw array inside ``x`` (``x`` itself when it is not a Node).
+
+    >>> value_of(require_grad(numpy.ones(2)))
+    array([1., 1.])
+    """
+    return x.value if type(x) is Node else x
+
+
+def device_of(x: Any) -> str:
+    """``'cpu'`` or ``'cuda:N'``: where the array (or Node) ``x`` lives.
+
+    >>> device_of(numpy.zeros(3))
+    'cpu'
+    """
+    return backend.device_of(value_of(x))
+
+
+def to_device(x: Any, device: str) -> Any:
+    """A raw copy of ``x`` on ``device`` (a Node is read with :func:`value_of`)."""
+    return backend.to_device(value_of(x), device)
+
+
+def _check_id(backprop_id: Any) -> BackpropId:
+    if backprop_id is None:
+        return DEFAULT_BACKPROP_ID
+    if not isinstance(backprop_id, BackpropId):
+        raise FuncgradTypeError(
+            f"backprop_id must be a BackpropId (from fg.backprop_scope), "
+            f"got {type(backprop_id).__name__}"
+        )
+    return backprop_id
+
+
+def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
+    """A leaf Node holding ``x`` on the graph ``backprop_id`` (default graph if None).
+
+    ``x`` may be a raw array, a Python number, or a Node on other graphs, which
+    then sits on both.  Integer and boolean data cannot require a gradient.
+
+    >>> x = require_grad(numpy.array(2.0))
+    >>> x.rank, x.primitive is None
+    (0, True)
+    """
+    bp = _check_id(backprop_id)
+    if bp not in _ACTIVE.get():
+        raise BackpropError(
+            f"graph {bp.name!r} is not open here: use its BackpropId inside its "
+            "backprop_scope block"
+        )
+    if type(x) is Node:
+        if bp in x.graphs:
+            raise BackpropError(f"this Node already requires grad on graph {bp.name!r}")
+        # On bp it is a leaf; on x's own graphs it is x, passed through.
+        return make_node(x.value, x.graphs | {bp}, _JOIN, (x,), None, x.rank + 1)
+    if isinstance(x, (float, int)) and not isinstance(x, bool):
+        x = numpy.asarray(x, dtype=numpy.float64)
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        raise FuncgradTypeError(
+            f"require_grad needs an array or a number, got {type(x).__name__}"
+        )
+    if not backend.is_float_dtype(dtype):
+        raise FuncgradTypeError(
+            f"cannot differentiate with respect to an array of dtype {dtype}: only real "
+            "floating dtypes (float16, float32, float64) carry gradients"
+        )
+    return make_node(x, frozenset((bp,)), None, (), None, 0)
+
+
+def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
+    """Whether ``node`` is on the graph ``backprop_id`` (the default graph if None)."""
+    bp = _check_id(backprop_id)
+    return type(node) is Node and bp in node.graphs
+
+
+class _Join:
+    """The pseudo-primitive of a Node put on one more graph by require_grad."""
+
+    name = "require_grad"
+    vjp_joint = None
+
+    def has_rule(self, i: int) -> bool:
+        return True
+
+    def vjp(self, g, ans, args, kwargs, positions):
+        return [g]
+
+    @staticmethod
+    def jvp_joint(tangents, ans, args, kwargs):
+        return tangents[0][1]
+
+    def __repr__(self) -> str:
+        return "<primitive require_grad>"
+
+
+_JOIN = _Join()
+
+
+def parents_on(node: Node, bp: BackpropId) -> list[tuple[int, Node]]:
+    """``(position, Node)`` for each argument of ``node`` that is on graph ``bp``."""
+    return [(i, a) for i, a in enumerate(node.args) if type(a) is Node and bp in a.graphs]
+
+
+def walk(outputs: list, targets: dict, bp: BackpropId) -> list[Node]:
+    """The nodes on ``bp`` between ``outputs`` and ``targets``, parents first.
+
+    ``targets`` maps serials to nodes.  A node is kept when it is a target or
+    one of its parents is kept, so nothing that cannot carry a gradient to a
+    target is visited by the folds.  Iterative: a graph a million nodes deep
+    walks without recursion.
+    """
+    kept: dict[int, bool] = {}
+    order: list[Node] = []
+    stack: list[tuple[Node, bool]] = [(o, False) for o in reversed(outputs)]
+    while stack:
+        node, done = stack.pop()
+        serial = node.serial
+        if done:
+            keep = serial in targets or any(kept[p.serial] for _, p in parents_on(node, bp))
+            kept[serial] = keep
+            if keep:
+                order.append(node)
+        elif serial not in kept:
+            kept[serial] = False
+            stack.append((node, True))
+            for _, p in reversed(parents_on(node, bp)):
+                if p.serial not in kept:
+                    stack.append((p, False))
+    return order

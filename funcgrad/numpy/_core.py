@@ -1,0 +1,74 @@
+"""Shared helpers of the ``funcgrad.numpy`` rule families (layer 4).
+
+``unbroadcast`` undoes NumPy broadcasting in a gradient; ``bcast`` makes a
+tangent the shape of the output; ``raw`` reads a value without a gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backend import namespace
+from ..node import Node, value_of
+from ..primitive import Primitive, defjvp, defvjp, primitive
+
+__all__ = [
+    "Node",
+    "Primitive",
+    "defjvp",
+    "defvjp",
+    "namespace",
+    "primitive",
+    "raw",
+    "shape_of",
+    "ufunc",
+    "unbroadcast",
+    "bcast",
+    "xp_of",
+]
+
+raw = value_of
+
+
+def shape_of(x: Any) -> tuple:
+    """The shape of an array, Node or Python number."""
+    return getattr(x, "shape", ())
+
+
+def xp_of(*xs: Any):
+    """The array namespace of the raw values of ``xs``."""
+    return namespace(*(value_of(x) for x in xs))
+
+
+def ufunc(name: str) -> Primitive:
+    """A primitive calling ``xp.<name>`` in its inputs' namespace."""
+
+    def impl(*args, **kwargs):
+        return getattr(namespace(*args), name)(*args, **kwargs)
+
+    impl.__name__ = impl.__qualname__ = name
+    return primitive(impl)
+
+
+def unbroadcast(g: Any, shape: tuple) -> Any:
+    """Sum ``g`` over the axes NumPy broadcasting added to reach ``g``'s shape from ``shape``."""
+    from . import reductions, shape as shp  # noqa: PLC0415 (sibling modules use us)
+
+    gshape = shape_of(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = reductions.sum(g, axis=axes)
+    return shp.reshape(g, shape) if shape_of(g) != shape else g
+
+
+def bcast(t: Any, ans: Any) -> Any:
+    """Broadcast tangent ``t`` to the shape of ``ans``."""
+    from . import shape as shp  # noqa: PLC0415
+
+    s = shape_of(ans)
+    return t if shape_of(t) == s else shp.broadcast_to(t, s)
