@@ -1,0 +1,85 @@
+"""The primitive table: one row per public differentiable function.
+
+Each ``rows_*.py`` module defines ``ROWS``, a list of :class:`Row`.
+``test_primitives.py`` checks every row at order 2 in both modes over its
+shapes and dtypes, and fails when a public name has no row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+# Shapes for one-argument functions: 0-d, vector, matrix, size zero.
+UNARY = [((),), ((3,),), ((2, 3),), ((0,),)]
+# Shapes for two-argument broadcasting functions.
+BINARY = [
+    ((), ()),
+    ((3,), ()),
+    ((), (3,)),
+    ((2, 3), (3,)),
+    ((1, 3, 1), (2, 1, 4)),
+    ((0,), (0,)),
+    ((2, 0), (1,)),
+]
+
+
+def real(x):
+    """Any real number (the identity)."""
+    return x
+
+
+def positive(x):
+    """(0.5, ~3): away from 0."""
+    return 0.5 + np.abs(x)
+
+
+def unit(x):
+    """(-0.8, 0.8): inside (-1, 1)."""
+    return 0.8 * np.tanh(x)
+
+
+def above_one(x):
+    """(1.5, ~4)."""
+    return 1.5 + np.abs(x)
+
+
+def away_from_zero(x):
+    """|x| >= 0.5, either sign (for abs, sign-sensitive functions)."""
+    return np.where(x >= 0, 0.5 + x, x - 0.5)
+
+
+@dataclass
+class Row:
+    """One public function under test.
+
+    ``name`` is its public name: ``'sin'`` (in ``funcgrad.numpy``),
+    ``'linalg.inv'`` or ``'nn.softmax'``.  ``fun`` takes float arrays only
+    (close over keyword arguments and integer data).  ``shapes`` lists the
+    argument shape tuples to try; ``domains`` maps a standard normal sample to
+    a valid input, one per argument (or one for all).  ``make`` overrides the
+    input generator entirely: ``make(rng, dtype, shapes) -> tuple of arrays``.
+    """
+
+    name: str
+    fun: Callable
+    shapes: list = field(default_factory=lambda: UNARY)
+    domains: tuple = (real,)
+    dtypes: tuple = ("float64", "float32")
+    order: int = 2
+    modes: tuple = ("rev", "fwd")
+    make: Callable | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    id: str = ""
+
+    def inputs(self, rng, dtype, shapes):
+        if self.make is not None:
+            return tuple(np.asarray(a, dtype=dtype) for a in self.make(rng, dtype, shapes))
+        doms = self.domains * len(shapes) if len(self.domains) == 1 else self.domains
+        return tuple(
+            np.asarray(d(rng.standard_normal(s)), dtype=dtype)
+            for d, s in zip(doms, shapes, strict=True)
+        )
