@@ -7,6 +7,7 @@ array([2., 4.])
 
 from . import numpy  # noqa: F401  (fg.numpy, as fnp)
 from .backprop import backprop
+from .checks import check_grads
 from .combinators import (
     checkpoint, custom_vjp, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
     stop_gradient, value_and_grad, vjp,
@@ -23,3 +24,4 @@ from .node import (
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 
 __version__ = "0.1.0"
+from . import tree  # noqa: F401

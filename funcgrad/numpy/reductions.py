@@ -21,7 +21,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
     out = []
     for a in axes:
         a = int(a)
-        if not -ndim <= a < max(ndim, 1):
+        if not -ndim <= a < (ndim or 1):
             raise ValueError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))
