@@ -22,7 +22,6 @@ from .errors import DeviceMismatchError, FuncgradValueError
 
 # type -> (namespace, device function)
 _REGISTRY: dict[type, tuple[ModuleType, Any]] = {}
-_SCALARS = (int, float, bool)
 
 
 def _cpu(_: Any) -> str:
@@ -51,20 +50,34 @@ def _lookup(x: Any) -> tuple[ModuleType, Any] | None:
     return entry
 
 
+# Values that say nothing about the namespace: Python numbers and None.
+_NEUTRAL = frozenset({int, float, bool, type(None)})
+# Types that mean NumPy: arrays and NumPy scalars (what ufuncs return for 0-d).
+_NUMPY = frozenset(
+    {numpy.ndarray} | {t for t in numpy.sctypeDict.values() if issubclass(t, numpy.generic)}
+)
+NUMPY_TYPES = _NEUTRAL | _NUMPY  # everything that computes in NumPy
+
+
 def namespace(*values: Any) -> ModuleType:
     """The array namespace shared by ``values`` (NumPy when none is an array).
 
     Python scalars and None are neutral; arrays on two devices raise
     :class:`~funcgrad.DeviceMismatchError` naming both.
     """
+    for v in values:  # fast path: NumPy arrays and plain numbers only
+        if type(v) not in NUMPY_TYPES:
+            return _namespace_of_mixed(values)
+    return numpy
+
+
+def _namespace_of_mixed(values: tuple) -> ModuleType:
     found = None
     first = None
     for v in values:
-        t = type(v)
-        if t is numpy.ndarray or t in _SCALARS or v is None:
-            entry = _REGISTRY[numpy.ndarray] if t is numpy.ndarray else None
-        else:
-            entry = _lookup(v)
+        if type(v) in _NEUTRAL:
+            continue
+        entry = _lookup(v)
         if entry is None:
             continue
         if found is None:

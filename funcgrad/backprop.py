@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy
 import pyrsistent
 
 from . import backend
@@ -141,61 +140,59 @@ def backprop(
         grads[out.serial] = g if prev is None else prev + g
 
     targets = {n.serial: n for n in inputs}
-    order = walk(outputs, targets, bp)
-    order.sort(key=lambda n: (n.rank, -n.serial), reverse=True)
-    found = fold(order, grads, targets, bp, enable_double_backprop, active_hooks(hooks))
+    order, parents = walk(outputs, targets, bp)
+    order.reverse()  # highest rank first, ties in creation order
+    found = fold(order, parents, grads, targets, bp, enable_double_backprop, active_hooks(hooks))
     return pyrsistent.pmap({n: found.get(n.serial) for n in inputs})
 
 
-def fold(order, grads, targets, bp, keep_graph, hook_list) -> dict:
-    """Run the backward steps over ``order``; return gradients of ``targets`` by serial."""
-    kept = {n.serial for n in order}
+def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
+    """Run the backward steps over ``order``; return the gradients of ``targets`` by serial.
+
+    ``parents[serial]`` lists the ``(position, parent)`` pairs of a node that
+    lead to a target; ``grads`` holds the seeds and is consumed as it goes.
+    """
     found: dict[int, Any] = {}
     nan_check = debugging_nans()
     with recording(bp, on=keep_graph):
         for node in order:
-            g = grads.pop(node.serial, None)
+            serial = node.serial
+            g = grads.pop(serial, None)
             if g is None:
                 continue
-            if node.serial in targets:
-                found[node.serial] = g
-            if node.primitive is None:
+            if serial in targets:
+                found[serial] = g
+            ps = parents[serial]
+            if not ps:
                 continue
-            parents = [
-                (i, a)
-                for i, a in enumerate(node.args)
-                if type(a) is Node and a.serial in kept and bp in a.graphs
-            ]
-            if not parents:
-                continue
+            prim = node.primitive
             if keep_graph or len(node.graphs) > 1:
                 ans, args = node, node.args
-            else:  # only on this graph: rules may run on raw arrays, fast
+            else:  # only on this graph: the rules may run on raw arrays, fast
                 ans = node.value
-                args = tuple(a.value if type(a) is Node else a for a in node.args)
+                args = tuple([a.value if type(a) is Node else a for a in node.args])
             if hook_list:
-                in_values = tuple(a.value if type(a) is Node else a for a in node.args)
+                in_values = tuple([a.value if type(a) is Node else a for a in node.args])
                 for h in hook_list:
                     h.backward_preprocess(node, in_values, (g,))
-            positions = [i for i, _ in parents]
-            gis = node.primitive.vjp(g, ans, args, node.kwargs or {}, positions)
-            gis = [
-                _check_grad(node.primitive, i, a, gi)
-                for (i, a), gi in zip(parents, gis, strict=True)
-            ]
+            gis = prim.vjp(g, ans, args, node.kwargs, [i for i, _ in ps])
+            for k, ((i, p), gi) in enumerate(zip(ps, gis, strict=True)):
+                pv = p.value
+                if type(gi) is not type(pv) or gi.shape != pv.shape or gi.dtype != pv.dtype:
+                    gis[k] = _check_grad(prim, i, p, gi)
             if nan_check:
-                _check_finite(node.primitive, gis)
+                _check_finite(prim, gis)
             if hook_list:
                 in_grads = [None] * len(node.args)
-                for i, gi in zip(positions, gis, strict=True):
+                for (i, _), gi in zip(ps, gis, strict=True):
                     in_grads[i] = gi
                 for h in hook_list:
                     h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
-            for (_, a), gi in zip(parents, gis, strict=True):
-                prev = grads.get(a.serial)
-                grads[a.serial] = gi if prev is None else prev + gi
-            del g, gis, parents
+            for (_, p), gi in zip(ps, gis, strict=True):
+                prev = grads.get(p.serial)
+                grads[p.serial] = gi if prev is None else prev + gi
+            del g, gis
     return found
 
 
-__all__ = ["backprop", "fold", "DEFAULT_BACKPROP_ID", "numpy"]
+__all__ = ["backprop", "fold", "DEFAULT_BACKPROP_ID"]

@@ -47,13 +47,20 @@ class _Strip:
 _STRIP = _Strip()
 
 
+def _array(x: Any) -> Any:
+    """NumPy scalars (what ufuncs return for 0-d arrays) as 0-d arrays: results are arrays."""
+    return numpy.asarray(x) if isinstance(x, numpy.generic) else x
+
+
 def _lower(x: Any, bp: BackpropId) -> Any:
-    """``x`` without graph ``bp``: a raw value, or a Node on its other graphs."""
-    if type(x) is not Node or bp not in x.graphs:
+    """``x`` without graph ``bp``: a raw array, or a Node on its other graphs."""
+    if type(x) is not Node:
+        return _array(x)
+    if bp not in x.graphs:
         return x
     rest = x.graphs - {bp}
     if not rest:
-        return x.value
+        return _array(x.value)
     return make_node(x.value, rest, _STRIP, (x,), None, x.rank + 1)
 
 
@@ -118,7 +125,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
                 seeds.append(c)
         found = backprop(outs, nodes, seeds, backprop_id=bp) if outs else {}
         grads = [found.get(n) for n in nodes]
-        grads = [_zeros(n.value) if g is None else g for n, g in zip(nodes, grads, strict=True)]
+        grads = [_zeros(n.value) if g is None else _array(g) for n, g in zip(nodes, grads, strict=True)]
         return tuple(tree.unflatten(treedef, grads))
 
     lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
@@ -157,7 +164,7 @@ def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Ca
 
     >>> import numpy, funcgrad as fg
     >>> fg.value_and_grad(lambda x: (x * x).sum())(numpy.array([1.0, 2.0]))
-    (np.float64(5.0), array([2., 4.]))
+    (array(5.), array([2., 4.]))
     """
 
     @functools.wraps(fun)
@@ -208,7 +215,7 @@ def _linearize(fun: Callable, primals: tuple):
         res = []
         for o in out_leaves:
             t = by_serial.get(o.serial) if type(o) is Node else None
-            res.append(_zeros(value_of(o)) if t is None else t)
+            res.append(_zeros(value_of(o)) if t is None else _array(t))
         return tree.unflatten(out_def, res)
 
     lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
@@ -220,7 +227,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any):
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.jvp(fnp.exp, (numpy.array(0.0),), (numpy.array(3.0),))
-    (np.float64(1.0), array(3.))
+    (array(1.), array(3.))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise FuncgradTypeError("jvp: primals and tangents must be tuples (one entry per argument)")

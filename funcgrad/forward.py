@@ -68,28 +68,22 @@ def jvp_step(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
 def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: BackpropId) -> list:
     """Tangents of ``outputs`` (None where unreached), given those of ``inputs`` on ``bp``."""
     targets = {n.serial: n for n in inputs}
-    order = walk(outputs, targets, bp)
-    order.sort(key=lambda n: (n.rank, n.serial))
+    order, parents = walk(outputs, targets, bp)
     tan: dict[int, Any] = {}
     for n, t in zip(inputs, tangents, strict=True):
         tan[n.serial] = t if n.serial not in tan else tan[n.serial] + t
     with recording(bp, on=False):
         for node in order:
-            if node.serial in targets or node.primitive is None:
-                continue
-            pairs = [
-                (i, tan[a.serial])
-                for i, a in enumerate(node.args)
-                if type(a) is Node and a.serial in tan
-            ]
-            if not pairs:
+            ps = parents[node.serial]
+            if node.serial in targets or not ps:
                 continue
             if len(node.graphs) > 1:
                 ans, args = node, node.args
             else:
                 ans = node.value
-                args = tuple(a.value if type(a) is Node else a for a in node.args)
-            t = jvp_step(node.primitive, pairs, ans, args, node.kwargs or {})
+                args = tuple([a.value if type(a) is Node else a for a in node.args])
+            pairs = [(i, tan[p.serial]) for i, p in ps if p.serial in tan]
+            t = jvp_step(node.primitive, pairs, ans, args, node.kwargs)
             if t is not None:
                 tan[node.serial] = t
     return [tan.get(o.serial) for o in outputs]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import operator
 from contextvars import ContextVar
 from typing import Any, Iterator
 
@@ -104,22 +105,54 @@ def _conversion_error(node: "Node", what: str) -> NodeConversionError:
     )
 
 
-@attrs.frozen(eq=False, repr=False, weakref_slot=False)
-class Node:
+class _NodeSlots:
+    __slots__ = ("value", "graphs", "primitive", "args", "kwargs", "rank", "serial")
+
+
+class _NodeUnderConstruction(_NodeSlots):
+    # Filled by plain slot assignment, then turned into a (frozen) Node by
+    # swapping its class: three times cheaper than a frozen class's __init__,
+    # and a node is built for every primitive applied to a Node.
+    __slots__ = ()
+
+    def __init__(self, value, graphs, primitive, args, kwargs, rank, serial):
+        self.value = value
+        self.graphs = graphs
+        self.primitive = primitive
+        self.args = args
+        self.kwargs = kwargs
+        self.rank = rank
+        self.serial = serial
+
+
+class Node(_NodeSlots):
     """An immutable graph node.  ``==`` and ``hash`` are by identity.
 
     Built by primitives and :func:`require_grad`, never by hand.
     ``value`` is the raw array; ``inputs`` the Nodes it was computed from;
-    ``rank`` is 0 for a leaf, else 1 + the highest rank of its inputs.
+    ``rank`` is 0 for a leaf, else 1 + the highest rank of its inputs;
+    ``graphs`` the frozenset of :class:`BackpropId` it is on; ``args`` and
+    ``kwargs`` what its primitive was called with (Nodes included).
     """
 
-    value: Any
-    graphs: frozenset
-    primitive: Any
-    args: tuple
-    kwargs: Any
-    rank: int
-    serial: int
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        raise FuncgradTypeError(
+            "Nodes are made by primitives and fg.require_grad, not constructed directly"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Node is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Node is immutable: cannot delete {name!r}")
+
+    def __copy__(self) -> "Node":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Node":
+        return self
 
     __array_ufunc__ = None  # numpy_array + node defers to Node.__radd__
     __array_priority__ = 1000
@@ -313,9 +346,14 @@ class Node:
         return _ops().cumsum(self, axis=axis)
 
 
+_set_class = object.__setattr__
+
+
 def make_node(value, graphs, primitive, args, kwargs, rank) -> Node:
     """A new Node with the next serial number (creation order breaks rank ties)."""
-    return Node(value, graphs, primitive, args, kwargs, rank, next(_serials))
+    node = _NodeUnderConstruction(value, graphs, primitive, args, kwargs, rank, next(_serials))
+    _set_class(node, "__class__", Node)
+    return node
 
 
 def value_of(x: Any) -> Any:
@@ -417,34 +455,43 @@ class _Join:
 _JOIN = _Join()
 
 
-def parents_on(node: Node, bp: BackpropId) -> list[tuple[int, Node]]:
-    """``(position, Node)`` for each argument of ``node`` that is on graph ``bp``."""
-    return [(i, a) for i, a in enumerate(node.args) if type(a) is Node and bp in a.graphs]
+def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict]:
+    """The nodes on ``bp`` between ``outputs`` and ``targets``, by (rank, serial).
 
-
-def walk(outputs: list, targets: dict, bp: BackpropId) -> list[Node]:
-    """The nodes on ``bp`` between ``outputs`` and ``targets``, parents first.
-
-    ``targets`` maps serials to nodes.  A node is kept when it is a target or
-    one of its parents is kept, so nothing that cannot carry a gradient to a
-    target is visited by the folds.  Iterative: a graph a million nodes deep
-    walks without recursion.
+    Returns the nodes in ascending order (parents before children) and, by
+    serial, each node's ``(position, parent)`` pairs that lead to a target.
+    Nothing that cannot carry a gradient to a target is kept, so the folds
+    never visit it.  Iterative: a graph a million nodes deep walks without
+    recursion.
     """
-    kept: dict[int, bool] = {}
-    order: list[Node] = []
-    stack: list[tuple[Node, bool]] = [(o, False) for o in reversed(outputs)]
+    parents: dict[int, list] = {}
+    nodes: list[Node] = []
+    stack = list(outputs)
     while stack:
-        node, done = stack.pop()
+        node = stack.pop()
         serial = node.serial
-        if done:
-            keep = serial in targets or any(kept[p.serial] for _, p in parents_on(node, bp))
-            kept[serial] = keep
-            if keep:
-                order.append(node)
-        elif serial not in kept:
-            kept[serial] = False
-            stack.append((node, True))
-            for _, p in reversed(parents_on(node, bp)):
-                if p.serial not in kept:
-                    stack.append((p, False))
-    return order
+        if serial in parents:
+            continue
+        ps = [(i, a) for i, a in enumerate(node.args) if type(a) is Node and bp in a.graphs]
+        parents[serial] = ps
+        nodes.append(node)
+        for _, p in ps:
+            if p.serial not in parents:
+                stack.append(p)
+    nodes.sort(key=_RANK_ORDER)
+    kept: dict[int, list] = {}
+    order = []
+    for node in nodes:
+        serial = node.serial
+        ps = parents[serial]
+        for _, p in ps:
+            if p.serial not in kept:  # rare: a parent that reaches no target
+                ps = [(i, p) for i, p in ps if p.serial in kept]
+                break
+        if ps or serial in targets:
+            kept[serial] = ps
+            order.append(node)
+    return order, kept
+
+
+_RANK_ORDER = operator.attrgetter("rank", "serial")

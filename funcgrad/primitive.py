@@ -19,9 +19,11 @@ are themselves differentiable -- which is all higher orders need.
 from __future__ import annotations
 
 import functools
+import sys
 from types import MappingProxyType
 from typing import Any, Callable
 
+from .backend import NUMPY_TYPES
 from .errors import FuncgradError, FuncgradTypeError
 from .node import _ACTIVE, Node, make_node
 
@@ -32,18 +34,29 @@ class MissingRuleError(FuncgradError, NotImplementedError):
     """A primitive is differentiated with respect to an argument it has no rule for."""
 
 
+_EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
+_RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
+
+
 class Primitive:
     """A named function of raw arrays plus its derivative rules."""
 
-    __slots__ = ("name", "impl", "vjps", "jvps", "vjp_joint", "jvp_joint", "__wrapped__", "__dict__")
+    __slots__ = (
+        "name", "impl", "numpy_impl", "vjps", "jvps", "vjp_joint", "jvp_joint",
+        "differentiable", "__wrapped__", "__dict__",
+    )
 
-    def __init__(self, impl: Callable, name: str | None = None):
+    def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
+        # ``impl`` finds the namespace of its arguments itself; ``numpy_impl``,
+        # when given, is called directly when every argument is NumPy data or a
+        # Python number -- the common case, spared one call and one dispatch.
         self.impl = impl
+        self.numpy_impl = numpy_impl or impl
         self.name = name or getattr(impl, "__name__", "primitive")
         self.vjps: tuple = ()
         self.jvps: tuple = ()
         # Optional rule giving every argument's gradient at once (custom_vjp,
-        # checkpoint): (g, ans, args, kwargs, positions) -> gradients.
+        # checkpoint, variadic primitives): (g, ans, args, kwargs, positions) -> gradients.
         self.vjp_joint: Callable | None = None
         # Optional rule giving the output tangent from all argument tangents:
         # (pairs of (position, tangent), ans, args, kwargs) -> tangent.
@@ -51,37 +64,47 @@ class Primitive:
         self.__wrapped__ = impl
         self.__doc__ = getattr(impl, "__doc__", None)  # in __dict__: help() and Jupyter read it
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _RULE_FIELDS:  # keep the positions with a rule at hand for bind
+            object.__setattr__(self, "differentiable", self._positions_with_rules())
+
+    def _positions_with_rules(self):
+        if getattr(self, "vjp_joint", None) is not None or getattr(self, "jvp_joint", None):
+            return _EVERY_POSITION
+        rules = (getattr(self, "vjps", ()), getattr(self, "jvps", ()))
+        return frozenset(i for r in rules for i, f in enumerate(r) if f is not None)
+
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
-            if type(a) is Node:
-                return bind(self, args, kwargs)
-        return self.impl(*args, **kwargs)
+            t = type(a)
+            if t not in NUMPY_TYPES:
+                if t is Node:
+                    return bind(self, args, kwargs)
+                return self.impl(*args, **kwargs)
+        return self.numpy_impl(*args, **kwargs)
 
     def has_rule(self, i: int) -> bool:
         """Whether argument ``i`` can be differentiated (by a VJP or a JVP rule)."""
-        if self.vjp_joint is not None:
-            return True
-        return (i < len(self.vjps) and self.vjps[i] is not None) or (
-            i < len(self.jvps) and self.jvps[i] is not None
-        )
+        return i in self.differentiable
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: Any, positions: list[int]) -> list:
         """The gradients of the arguments at ``positions``, given output gradient ``g``."""
         if self.vjp_joint is not None:
             return self.vjp_joint(g, ans, args, kwargs, positions)
         vjps = self.vjps
-        out = []
-        for i in positions:
-            rule = vjps[i] if i < len(vjps) else None
-            if rule is None:
-                raise MissingRuleError(
-                    f"primitive {self.name!r} has no VJP rule for argument {i}"
-                )
-            out.append(rule(g, ans, *args, **kwargs))
-        return out
+        try:
+            return [vjps[i](g, ans, *args, **kwargs) for i in positions]
+        except (IndexError, TypeError):
+            for i in positions:
+                if i >= len(vjps) or vjps[i] is None:
+                    raise MissingRuleError(
+                        f"primitive {self.name!r} has no VJP rule for argument {i}"
+                    ) from None
+            raise
 
 
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
@@ -89,9 +112,14 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     graphs = None
     rank = 0
     raw = list(args)
+    ruleless = None
+    differentiable = prim.differentiable
+    impl = prim.numpy_impl
     for i, a in enumerate(args):
         if type(a) is Node:
-            raw[i] = a.value
+            raw[i] = v = a.value
+            if type(v) not in NUMPY_TYPES:
+                impl = prim.impl
             g = a.graphs
             if graphs is None:
                 graphs = g
@@ -99,7 +127,11 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                 graphs = graphs | g
             if a.rank >= rank:
                 rank = a.rank + 1
-    value = prim.impl(*raw, **kwargs)
+            if i not in differentiable:
+                ruleless = i
+        elif type(a) not in NUMPY_TYPES:
+            impl = prim.impl
+    value = impl(*raw, **kwargs)
     active = _ACTIVE.get()
     if not graphs <= active:  # some graph is finished, or being folded
         graphs = graphs & active
@@ -110,13 +142,18 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
             r if type(a) is Node and a.graphs.isdisjoint(active) else a
             for a, r in zip(args, raw, strict=True)
         )
+    if ruleless is not None:
+        _check_rules_exist(prim, args)
+    return make_node(value, graphs, prim, args, kwargs or NO_KWARGS, rank)
+
+
+def _check_rules_exist(prim: Primitive, args: tuple) -> None:
     for i, a in enumerate(args):
-        if type(a) is Node and not prim.has_rule(i):
+        if type(a) is Node and i not in prim.differentiable:
             raise MissingRuleError(
                 f"primitive {prim.name!r} has no derivative rule for argument {i} "
                 f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp"
             )
-    return make_node(value, graphs, prim, args, kwargs or NO_KWARGS, rank)
 
 
 def primitive(fun: Callable) -> Primitive:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
 from ..backend import namespace
 from ..node import Node, value_of
 from ..primitive import Primitive, defjvp, defvjp, primitive
@@ -47,16 +49,18 @@ def ufunc(name: str) -> Primitive:
         return getattr(namespace(*args), name)(*args, **kwargs)
 
     impl.__name__ = impl.__qualname__ = name
-    return primitive(impl)
+    prim = Primitive(impl, name, numpy_impl=getattr(numpy, name))
+    prim.__doc__ = f"``{name}`` in the namespace of the inputs, differentiable."
+    return prim
 
 
 def unbroadcast(g: Any, shape: tuple) -> Any:
     """Sum ``g`` over the axes NumPy broadcasting added to reach ``g``'s shape from ``shape``."""
-    from . import reductions, shape as shp  # noqa: PLC0415 (sibling modules use us)
-
     gshape = shape_of(g)
     if gshape == shape:
         return g
+    from . import reductions, shape as shp  # noqa: PLC0415 (sibling modules use us)
+
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
@@ -68,7 +72,9 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
 
 def bcast(t: Any, ans: Any) -> Any:
     """Broadcast tangent ``t`` to the shape of ``ans``."""
+    s = shape_of(ans)
+    if shape_of(t) == s:
+        return t
     from . import shape as shp  # noqa: PLC0415
 
-    s = shape_of(ans)
-    return t if shape_of(t) == s else shp.broadcast_to(t, s)
+    return shp.broadcast_to(t, s)
