@@ -24,7 +24,7 @@ import pyrsistent
 from . import backend
 from .errors import BackpropError, FuncgradTypeError, FuncgradValueError, GradientTypeError
 from .hooks import active_hooks, debugging_nans
-from .node import DEFAULT_BACKPROP_ID, BackpropId, Node, _check_id, recording, walk
+from .node import _ACTIVE, DEFAULT_BACKPROP_ID, BackpropId, Node, _check_id, recording, walk
 
 
 def _nodes(seq: Any, what: str) -> list[Node]:
@@ -155,6 +155,7 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
     found: dict[int, Any] = {}
     nan_check = debugging_nans()
     with recording(bp, on=keep_graph):
+        live = _ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node in order:
             serial = node.serial
             g = grads.pop(serial, None)
@@ -166,9 +167,9 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
             if not ps:
                 continue
             prim = node.primitive
-            if keep_graph or len(node.graphs) > 1:
+            if not node.graphs.isdisjoint(live):
                 ans, args = node, node.args
-            else:  # only on this graph: the rules may run on raw arrays, fast
+            else:  # nothing to record: the rules may run on raw arrays, fast
                 ans = node.value
                 args = tuple([a.value if type(a) is Node else a for a in node.args])
             if hook_list:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .node import BackpropId, Node, recording, walk
+from .node import _ACTIVE, BackpropId, Node, recording, walk
 
 
 def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
@@ -73,11 +73,12 @@ def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: Backpro
     for n, t in zip(inputs, tangents, strict=True):
         tan[n.serial] = t if n.serial not in tan else tan[n.serial] + t
     with recording(bp, on=False):
+        live = _ACTIVE.get()
         for node in order:
             ps = parents[node.serial]
             if node.serial in targets or not ps:
                 continue
-            if len(node.graphs) > 1:
+            if not node.graphs.isdisjoint(live):
                 ans, args = node, node.args
             else:
                 ans = node.value
