@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import math
 import statistics
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,7 +41,13 @@ class Config:
     systems: tuple[str, ...] = ()
     python: str = ''
     child_timeout_s: float = 600.0
+    verbose: bool = False
     failures: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def log(self, message: str) -> None:
+        """Progress for ``--verbose``, on stderr so the report on stdout stays clean."""
+        if self.verbose:
+            print(message, file=sys.stderr, flush=True)
 
     def record_failure(self, workload: str, label: str, exc: BaseException) -> str:
         """Keep the traceback for the report; return the short text for a table cell."""
@@ -123,6 +130,7 @@ def time_cases(cases: Sequence[Case], cfg: Config, workload: str = '') -> dict[s
     ready: dict[str, tuple[Thunk, int]] = {}
     first_samples: dict[str, list[float]] = {}
     for case in cases:
+        began = time.perf_counter()
         try:
             thunk = case.build()
             wrong = case.check(thunk())  # first call: compiles (jit) and warms caches
@@ -138,8 +146,14 @@ def time_cases(cases: Sequence[Case], cfg: Config, workload: str = '') -> dict[s
                 first_samples[case.label] = [once]
         except Exception as exc:  # noqa: BLE001 - every failure becomes a cell, never a crash
             outcomes[case.label] = Outcome(cfg.record_failure(workload, case.label, exc))
+        cfg.log(f'{workload}/{case.label}: built and checked in {time.perf_counter() - began:.2f} s'
+                f' ({outcomes[case.label].status if case.label in outcomes else "ok"})')
     samples = {label: first_samples.get(label, []) for label in ready}
     labels = list(ready)
+    # Collect before each sample so no system pays for another's garbage; freezing what
+    # exists now (imports, built functions) keeps each of those collections cheap.
+    gc.collect()
+    gc.freeze()
     for rep in range(cfg.reps):
         shift = rep % len(labels) if labels else 0
         for label in labels[shift:] + labels[:shift]:
@@ -155,6 +169,7 @@ def time_cases(cases: Sequence[Case], cfg: Config, workload: str = '') -> dict[s
             except Exception as exc:  # noqa: BLE001
                 outcomes[label] = Outcome(cfg.record_failure(workload, label, exc))
                 del ready[label]
+    gc.unfreeze()
     for label in ready:
         outcomes[label] = Outcome('ok', statistics.median(samples[label]), tuple(samples[label]))
     return {case.label: outcomes[case.label] for case in cases}

@@ -97,6 +97,18 @@ class Meter:
 # ---------------------------------------------------------------------------- parent side
 
 
+def modes_for(python_graph: bool, quick: bool) -> tuple[str, ...]:
+    """The meters to run for a system: tracemalloc is exact for Python-object graphs, RSS
+    is the only view into C++ allocators; ``--quick`` skips the redundant RSS run.
+
+    >>> modes_for(True, False), modes_for(True, True), modes_for(False, True)
+    (('tracemalloc', 'rss'), ('tracemalloc',), ('rss',))
+    """
+    if not python_graph:
+        return ('rss',)
+    return ('tracemalloc',) if quick else ('tracemalloc', 'rss')
+
+
 def child_env() -> dict[str, str]:
     """The environment of a child: ours, plus the repo on the path and a fixed mmap
     threshold (see the module docstring)."""

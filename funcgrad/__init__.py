@@ -6,6 +6,7 @@ array([2., 4.])
 """
 
 from . import numpy  # noqa: F401  (fg.numpy, as fnp)
+from . import nn  # noqa: F401  (fg.nn)
 from .backprop import backprop
 from .checks import check_grads
 from .combinators import (
@@ -16,6 +17,7 @@ from .errors import (
     BackpropError, DeviceMismatchError, FuncgradError, GradientTypeError,
     NodeConversionError,
 )
+from .graph import Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .node import (
     DEFAULT_BACKPROP_ID, BackpropId, Node, backprop_scope, device_of, is_grad_required,

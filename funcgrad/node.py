@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import operator
 from contextvars import ContextVar
 from typing import Any, Iterator
 
@@ -456,9 +455,10 @@ _JOIN = _Join()
 
 
 def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict]:
-    """The nodes on ``bp`` between ``outputs`` and ``targets``, by (rank, serial).
+    """The nodes on ``bp`` between ``outputs`` and ``targets``, by rank.
 
-    Returns the nodes in ascending order (parents before children) and, by
+    Returns the nodes in ascending rank (parents before children; ties newest
+    first, so that the reversed list is the reverse fold's order) and, by
     serial, each node's ``(position, parent)`` pairs that lead to a target.
     Nothing that cannot carry a gradient to a target is kept, so the folds
     never visit it.  Iterative: a graph a million nodes deep walks without
@@ -478,7 +478,7 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
         for _, p in ps:
             if p.serial not in parents:
                 stack.append(p)
-    nodes.sort(key=_RANK_ORDER)
+    nodes.sort(key=_by_rank_then_newest)
     kept: dict[int, list] = {}
     order = []
     for node in nodes:
@@ -494,4 +494,7 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
     return order, kept
 
 
-_RANK_ORDER = operator.attrgetter("rank", "serial")
+def _by_rank_then_newest(node: Node) -> tuple[int, int]:
+    # Ascending rank, ties newest first: reversed, this is the reverse fold's
+    # order -- highest rank first, ties in creation order.
+    return (node.rank, -node.serial)

@@ -26,12 +26,14 @@ optree.register_pytree_node(
     lambda keys, values: pyrsistent.pmap(dict(zip(keys, values, strict=True))),
     namespace=NAMESPACE,
 )
-optree.register_pytree_node(
-    pyrsistent.PVector,
-    lambda v: (tuple(v), None, None),
-    lambda _, values: pyrsistent.pvector(values),
-    namespace=NAMESPACE,
-)
+# PVector is an abstract name: register each concrete class (C and Python).
+for _pvector_type in {type(pyrsistent.pvector()), pyrsistent._pvector.PythonPVector}:
+    optree.register_pytree_node(
+        _pvector_type,
+        lambda v: (tuple(v), None, None),
+        lambda _, values: pyrsistent.pvector(values),
+        namespace=NAMESPACE,
+    )
 
 
 def _is_leaf(x: Any) -> bool:

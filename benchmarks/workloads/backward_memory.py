@@ -181,18 +181,20 @@ def memory_probe(variant: str, meter: memory.Meter, params: dict) -> dict:
 
 def run(cfg: Config) -> Section:
     size = sizes(cfg.quick)
-    variants = [v for v, (system, _) in VARIANTS.items() if system in cfg.systems]
+    # --quick keeps funcgrad's own checkpoint row and skips the peers' (each is a process).
+    variants = [v for v, (system, checkpointed) in VARIANTS.items() if system in cfg.systems
+                and not (cfg.quick and checkpointed and system != 'funcgrad')]
     jobs, slots = [], []
     for variant in variants:
         system = VARIANTS[variant][0]
-        for mode in (('tracemalloc', 'rss') if system in _PY_GRAPH else ('rss',)):
+        for mode in memory.modes_for(system in _PY_GRAPH, cfg.quick):
             jobs.append((NAME, variant, mode, {'size': size}))
             slots.append((variant, mode))
     cells: dict[tuple[str, str], tuple[str, str]] = {}
     for slot, result in zip(slots, memory.run_children(cfg.python, jobs, cfg.child_timeout_s),
                             strict=True):
         if 'error' in result:
-            if result.get('traceback'):
+            if result['error'].startswith('error') and result.get('traceback'):
                 cfg.failures.append((NAME, f'{slot[0]} ({slot[1]} child)', result['traceback']))
             cells[slot] = (result['error'], result['error'])
         else:
@@ -210,7 +212,7 @@ def run(cfg: Config) -> Section:
         system, checkpointed = VARIANTS[variant]
         label = LABELS[system] + (' + checkpoint' if checkpointed else '')
         traced = cells.get((variant, 'tracemalloc'), ('-', '-'))
-        rss = cells[(variant, 'rss')]
+        rss = cells.get((variant, 'rss'), ('-', '-'))
         section.rows.append([label, *traced, *rss])
     section.notes.append('Each number comes from a fresh process after a warm-up call; '
                          'tracemalloc sees Python objects and NumPy buffers only, so it is '
@@ -218,4 +220,12 @@ def run(cfg: Config) -> Section:
                          '/proc/self/clear_refs) sees everything.')
     section.notes.append('Ideal without checkpointing: the graph keeps each step\'s input '
                          f'({steps} arrays); backward adds a few temporaries.')
+    if 'autograd+checkpoint' in variants:
+        section.notes.append('HIPS autograd builds a VJP when a primitive runs forward, and '
+                             '`autograd.checkpoint`\'s VJP re-runs the segment with a graph, '
+                             'so its checkpointing keeps the segment graph from the forward '
+                             'pass on and saves nothing.')
+    if cfg.quick:
+        section.notes.append('--quick: NumPy-based systems are measured by tracemalloc only; '
+                             'the peers\' checkpoint rows are skipped.')
     return section

@@ -32,7 +32,7 @@ _PY_GRAPH = ('numpy', 'funcgrad', 'autograd')  # systems whose graph tracemalloc
 
 def sizes(quick: bool) -> dict[str, int]:
     """Steps for most systems, for JAX eager, and the funcgrad scaling pair."""
-    steps = 10_000 if quick else 100_000
+    steps = 3_000 if quick else 100_000
     return {'steps': steps, 'jax_steps': steps // 10, 'big': steps * 10}
 
 
@@ -205,14 +205,13 @@ def run(cfg: Config) -> Section:
     cases = [Case(key, key, (lambda key=key: value_and_grad_thunk(key, x, steps_of[key])),
                   _check(steps_of[key]))
              for key in LABELS if key in cfg.systems]
-    timing_cfg = Config(quick=cfg.quick, reps=min(cfg.reps, 3), min_sample_s=0.0,
+    timing_cfg = Config(quick=cfg.quick, reps=min(cfg.reps, 1 if cfg.quick else 2), min_sample_s=0.0,
                         systems=cfg.systems, failures=cfg.failures)
     outcomes = harness.time_cases(cases, timing_cfg, NAME)
 
     jobs, slots = [], []
     for key in (k for k in LABELS if k in cfg.systems and outcomes[k].status != 'not installed'):
-        modes = ('tracemalloc', 'rss') if key in _PY_GRAPH else ('rss',)
-        for mode in modes:
+        for mode in memory.modes_for(key in _PY_GRAPH, cfg.quick):
             jobs.append((NAME, key, mode, {'task': 'hold', 'steps': steps_of[key]}))
             slots.append((key, mode))
     held = {}
@@ -234,18 +233,20 @@ def run(cfg: Config) -> Section:
         rel = None
         if per_step.get(key) and reference_outcome is not None and per_step.get('numpy'):
             rel = per_step[key] / per_step['numpy']
+        missing = outcome.status if outcome.status == 'not installed' else '-'
         section.rows.append([
             LABELS[key], f'{steps_of[key]:,}', harness.cell(outcome),
             f'{per_step[key] * 1e6:.2f}' if per_step[key] else outcome.status,
             harness.fmt_ratio(rel),
-            held.get((key, 'tracemalloc'), '-' if key not in _PY_GRAPH else outcome.status),
-            held.get((key, 'rss'), outcome.status)])
+            held.get((key, 'tracemalloc'), missing), held.get((key, 'rss'), missing)])
     section.notes.append('tracemalloc counts Python objects and NumPy buffers only (exact for '
                          'NumPy, funcgrad, autograd; blind to PyTorch/XLA C++ memory). RSS '
                          'counts everything, to a page; PyTorch and JAX are read by RSS.')
     section.notes.append('JAX jit runs the chain as `lax.fori_loop` (a Python loop would unroll '
                          'into a program too large to compile); its graph is the saved '
                          'residuals of the loop.')
+    if cfg.quick:
+        section.notes.append('--quick: NumPy-based systems are measured by tracemalloc only.')
     if 'funcgrad' in cfg.systems and outcomes.get('funcgrad') and outcomes['funcgrad'].ok:
         section.notes.append(_scaling_note(cfg, size))
     elif 'funcgrad' in cfg.systems:
@@ -256,7 +257,7 @@ def run(cfg: Config) -> Section:
 
 def _memory_cell(cfg: Config, slot: tuple[str, str], result: dict) -> str:
     if 'error' in result:
-        if result.get('traceback'):
+        if result['error'].startswith('error') and result.get('traceback'):
             cfg.failures.append((NAME, f'{slot[0]} ({slot[1]} child)', result['traceback']))
         return result['error']
     return f'{result["bytes"] / result["steps"]:,.0f}'
@@ -264,10 +265,10 @@ def _memory_cell(cfg: Config, slot: tuple[str, str], result: dict) -> str:
 
 def _scaling_note(cfg: Config, size: dict[str, int]) -> str:
     small, big = size['steps'], size['big']
-    params = {'task': 'scaling', 'small': small, 'big': big, 'reps': 1 if cfg.quick else 3}
+    params = {'task': 'scaling', 'small': small, 'big': big, 'reps': 1 if cfg.quick else 2}
     result = memory.run_child(cfg.python, NAME, 'funcgrad', 'none', params, cfg.child_timeout_s)
     if 'error' in result:
-        if result.get('traceback'):
+        if result['error'].startswith('error') and result.get('traceback'):
             cfg.failures.append((NAME, 'funcgrad (scaling child)', result['traceback']))
         return f'funcgrad scaling {big:,} vs {small:,} steps: {result["error"]}'
     t_small, t_big = result['times'][str(small)], result['times'][str(big)]

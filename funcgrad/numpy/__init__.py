@@ -18,11 +18,17 @@ from .creation import (
     zeros_like,
 )
 from .elementwise import (
-    abs, absolute, add, cos, divide, exp, log, maximum, minimum, multiply, negative,
-    power, sin, sqrt, subtract, tanh, true_divide, where,
+    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, clip,
+    cos, cosh, divide, exp, exp2, expm1, log, log1p, log2, log10, logaddexp, maximum,
+    minimum, multiply, negative, power, reciprocal, sin, sinh, sqrt, square, subtract, tan,
+    tanh, true_divide, where,
 )
-from .products import dot, matmul
-from .reductions import amax, amin, max, mean, min, sum
+from . import linalg  # noqa: F401  (fnp.linalg.inv ...)
+from .products import dot, einsum, inner, matmul, outer, tensordot, trace
+from .reductions import (
+    amax, amin, cumprod, cumsum, max, mean, min, prod, std, sum, var,
+)
 from .shape import (
-    astype, broadcast_to, expand_dims, getitem, index_add, reshape, squeeze, stack, transpose,
+    astype, atleast_1d, broadcast_to, concatenate, expand_dims, flip, getitem, index_add,
+    moveaxis, ravel, repeat, reshape, split, squeeze, stack, swapaxes, take, tile, transpose,
 )

@@ -11,7 +11,9 @@ array(0.)
 
 from __future__ import annotations
 
-from ._core import bcast, defjvp, defvjp, raw, ufunc, unbroadcast, xp_of
+import math
+
+from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of
 
 add = ufunc("add")
 subtract = ufunc("subtract")
@@ -47,6 +49,8 @@ defjvp(negative, lambda t, ans, x: -t)
 def _log_base(x):
     # log(x) where x > 0, else 0: d(x**y)/dy is x**y log x, which is 0 at x == 0.
     v = raw(x)
+    if isinstance(v, (int, float)):  # a Python base (2.0 ** y) stays a weak Python float
+        return math.log(v) if v > 0 else 0.0
     xp = xp_of(v)
     return where(v > 0, log(where(v > 0, x, 1)), xp.zeros((), v.dtype))
 
@@ -132,3 +136,172 @@ defjvp(
     lambda t, ans, c, x, y: bcast(_zero_where(c, bcast(t, ans), True), ans),
     lambda t, ans, c, x, y: bcast(_zero_where(c, bcast(t, ans), False), ans),
 )
+
+
+# -- powers, exponentials and logarithms -------------------------------------
+# Constants are Python floats: a NumPy float64 constant would promote a float32
+# gradient (NEP 50 treats only Python scalars as weak).
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+
+square = ufunc("square")
+reciprocal = ufunc("reciprocal")
+exp2 = ufunc("exp2")
+expm1 = ufunc("expm1")
+log2 = ufunc("log2")
+log10 = ufunc("log10")
+log1p = ufunc("log1p")
+
+defvjp(square, lambda g, ans, x: g * 2 * x)
+defjvp(square, lambda t, ans, x: t * 2 * x)
+defvjp(reciprocal, lambda g, ans, x: -g * ans * ans)
+defjvp(reciprocal, lambda t, ans, x: -t * ans * ans)
+defvjp(exp2, lambda g, ans, x: g * ans * _LN2)
+defjvp(exp2, lambda t, ans, x: t * ans * _LN2)
+defvjp(expm1, lambda g, ans, x: g * (ans + 1))
+defjvp(expm1, lambda t, ans, x: t * (ans + 1))
+defvjp(log2, lambda g, ans, x: g / (x * _LN2))
+defjvp(log2, lambda t, ans, x: t / (x * _LN2))
+defvjp(log10, lambda g, ans, x: g / (x * _LN10))
+defjvp(log10, lambda t, ans, x: t / (x * _LN10))
+defvjp(log1p, lambda g, ans, x: g / (x + 1))
+defjvp(log1p, lambda t, ans, x: t / (x + 1))
+
+# -- trigonometric and hyperbolic functions and their inverses ----------------
+tan = ufunc("tan")
+arcsin = ufunc("arcsin")
+arccos = ufunc("arccos")
+arctan = ufunc("arctan")
+arctan2 = ufunc("arctan2")
+sinh = ufunc("sinh")
+cosh = ufunc("cosh")
+arcsinh = ufunc("arcsinh")
+arccosh = ufunc("arccosh")
+arctanh = ufunc("arctanh")
+
+defvjp(tan, lambda g, ans, x: g * (1 + ans * ans))
+defjvp(tan, lambda t, ans, x: t * (1 + ans * ans))
+defvjp(arcsin, lambda g, ans, x: g / sqrt(1 - x * x))
+defjvp(arcsin, lambda t, ans, x: t / sqrt(1 - x * x))
+defvjp(arccos, lambda g, ans, x: -g / sqrt(1 - x * x))
+defjvp(arccos, lambda t, ans, x: -t / sqrt(1 - x * x))
+defvjp(arctan, lambda g, ans, x: g / (1 + x * x))
+defjvp(arctan, lambda t, ans, x: t / (1 + x * x))
+defvjp(sinh, lambda g, ans, x: g * cosh(x))
+defjvp(sinh, lambda t, ans, x: t * cosh(x))
+defvjp(cosh, lambda g, ans, x: g * sinh(x))
+defjvp(cosh, lambda t, ans, x: t * sinh(x))
+defvjp(arcsinh, lambda g, ans, x: g / sqrt(x * x + 1))
+defjvp(arcsinh, lambda t, ans, x: t / sqrt(x * x + 1))
+defvjp(arccosh, lambda g, ans, x: g / sqrt(x * x - 1))
+defjvp(arccosh, lambda t, ans, x: t / sqrt(x * x - 1))
+defvjp(arctanh, lambda g, ans, x: g / (1 - x * x))
+defjvp(arctanh, lambda t, ans, x: t / (1 - x * x))
+
+
+# arctan2(y, x) is the angle of the point (x, y): d/dy = x / r², d/dx = -y / r².
+def _r2(y, x):
+    return x * x + y * y
+
+
+defvjp(
+    arctan2,
+    lambda g, ans, y, x: unbroadcast(g * x / _r2(y, x), y.shape),
+    lambda g, ans, y, x: unbroadcast(-g * y / _r2(y, x), x.shape),
+)
+defjvp(
+    arctan2,
+    lambda t, ans, y, x: bcast(t * x / _r2(y, x), ans),
+    lambda t, ans, y, x: bcast(-t * y / _r2(y, x), ans),
+)
+
+# -- logaddexp: log(exp(x1) + exp(x2)) without overflow -----------------------
+# NumPy computes the value stably; the weights exp(x - ans) are <= 1, so the
+# rules never overflow either (they are the softmax of the two arguments).
+logaddexp = ufunc("logaddexp")
+
+defvjp(
+    logaddexp,
+    lambda g, ans, x, y: unbroadcast(g * exp(x - ans), x.shape),
+    lambda g, ans, x, y: unbroadcast(g * exp(y - ans), y.shape),
+)
+defjvp(
+    logaddexp,
+    lambda t, ans, x, y: bcast(t * exp(x - ans), ans),
+    lambda t, ans, x, y: bcast(t * exp(y - ans), ans),
+)
+
+
+# -- clip ---------------------------------------------------------------------
+@primitive
+def _clip(x, a_min=None, a_max=None):
+    xp = xp_of(x, a_min, a_max)
+    if a_min is None and a_max is None:  # NumPy 2.1+ allows it; CuPy may not
+        return xp.array(x, copy=True)
+    return xp.clip(x, a_min, a_max)
+
+
+_clip.name = "clip"
+
+
+def _inside(ans, x, a_min, a_max):
+    """1 where ``a_min < x < a_max`` (the gradient passes), else 0; output-shaped data."""
+    xv, av = raw(x), raw(ans)
+    xp = xp_of(xv)
+    keep = xp.ones(av.shape, bool)
+    if a_min is not None:
+        keep = keep & (xv > a_min)
+    if a_max is not None:
+        keep = keep & (xv < a_max)
+    return keep.astype(av.dtype)
+
+
+defvjp(
+    _clip,
+    lambda g, ans, x, a_min=None, a_max=None: unbroadcast(
+        g * _inside(ans, x, a_min, a_max), x.shape
+    ),
+)
+defjvp(
+    _clip,
+    lambda t, ans, x, a_min=None, a_max=None: bcast(t, ans) * _inside(ans, x, a_min, a_max),
+)
+
+
+def clip(x, a_min=None, a_max=None):
+    """``numpy.clip``: ``x`` limited to ``[a_min, a_max]`` (either bound may be None).
+
+    The gradient is 1 where ``a_min < x < a_max`` strictly and 0 elsewhere, on
+    the bounds included.  The bounds are data: they get no gradient (a Node
+    given as a bound is read with ``fg.value_of``).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.clip(x, -1.0, 1.0).sum())(numpy.array([-2.0, 0.5, 3.0]))
+    array([0., 1., 0.])
+    """
+    return _clip(x, a_min=raw(a_min), a_max=raw(a_max))
+
+
+# help() and Jupyter read these (ufunc primitives have no function body to carry one).
+for _prim, _text in [
+    (add, "``x + y``"), (subtract, "``x - y``"), (multiply, "``x * y``"),
+    (divide, "``x / y``"), (negative, "``-x``"), (power, "``x ** y``"),
+    (exp, "``e ** x``"), (log, "the natural logarithm"), (sin, "the sine"),
+    (cos, "the cosine"), (tanh, "the hyperbolic tangent"), (sqrt, "the square root"),
+    (absolute, "``|x|`` (gradient ``sign(x)``, 0 at 0)"),
+    (maximum, "the larger of ``x`` and ``y`` (a tie splits the gradient evenly)"),
+    (minimum, "the smaller of ``x`` and ``y`` (a tie splits the gradient evenly)"),
+    (where, "``x`` where ``condition``, else ``y``; the condition is data"),
+    (square, "``x * x``"), (reciprocal, "``1 / x``"), (exp2, "``2 ** x``"),
+    (expm1, "``exp(x) - 1``, accurate near 0"), (log2, "the base-2 logarithm"),
+    (log10, "the base-10 logarithm"), (log1p, "``log(1 + x)``, accurate near 0"),
+    (tan, "the tangent"), (arcsin, "the inverse sine"), (arccos, "the inverse cosine"),
+    (arctan, "the inverse tangent"),
+    (arctan2, "the angle of the point ``(x2, x1)``, i.e. ``arctan(x1 / x2)`` by quadrant"),
+    (sinh, "the hyperbolic sine"), (cosh, "the hyperbolic cosine"),
+    (arcsinh, "the inverse hyperbolic sine"), (arccosh, "the inverse hyperbolic cosine"),
+    (arctanh, "the inverse hyperbolic tangent"),
+    (logaddexp, "``log(exp(x1) + exp(x2))`` without overflow"),
+]:
+    _prim.__doc__ = f"``numpy.{_prim.name}``, differentiable: {_text}."
+del _prim, _text

@@ -1,5 +1,9 @@
 """Matrix and tensor products (layer 4).
 
+``matmul`` and ``einsum`` are primitives; ``dot``, ``tensordot``, ``outer``,
+``inner`` and ``trace`` are compositions of primitives and need no rules.
+The gradient of an ``einsum`` operand is another ``einsum``.
+
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> a = numpy.eye(2)
 >>> fg.grad(lambda x: fnp.matmul(a, x).sum())(numpy.ones(2))
@@ -8,9 +12,13 @@ array([1., 1.])
 
 from __future__ import annotations
 
-from ._core import bcast, defjvp, defvjp, primitive, unbroadcast
+import math
+import string
+from typing import Any
+
+from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
-from .shape import reshape, transpose
+from .shape import as_arrays, broadcast_to, getitem, moveaxis, reshape, transpose
 
 
 @primitive
@@ -51,17 +59,247 @@ defvjp(matmul, _matmul_dx, _matmul_dy)
 defjvp(matmul, lambda t, ans, x, y: bcast(matmul(t, y), ans), lambda t, ans, x, y: bcast(matmul(x, t), ans))
 
 
-def dot(x, y):
-    """``numpy.dot``: matmul for 1-d and 2-d arrays, a product with a scalar."""
+# -- tensordot and its relatives (compositions) -----------------------------------
+
+
+def _tensordot_axes(axes, nda: int, ndb: int) -> tuple[list, list]:
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(nda, ndb):
+            raise ValueError(f"tensordot: axes={axes} is out of range for {nda}-d and {ndb}-d")
+        return list(range(nda - axes, nda)), list(range(axes))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
+    axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError(f"tensordot: axes {axes_a} and {axes_b} differ in length")
+    return [int(i) % max(nda, 1) for i in axes_a], [int(i) % max(ndb, 1) for i in axes_b]
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """``numpy.tensordot``: sum products over ``axes`` of ``a`` and ``b``.
+
+    ``axes`` is an int ``N`` (the last ``N`` axes of ``a`` with the first ``N``
+    of ``b``) or a pair of axis sequences.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.tensordot(numpy.ones((2, 3)), numpy.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    a, b = as_arrays(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    axes_a, axes_b = _tensordot_axes(axes, len(sa), len(sb))
+    for i, j in zip(axes_a, axes_b, strict=True):
+        if sa[i] != sb[j]:
+            raise ValueError(f"tensordot: shape mismatch, {sa} axis {i} vs {sb} axis {j}")
+    free_a = [i for i in range(len(sa)) if i not in axes_a]
+    free_b = [j for j in range(len(sb)) if j not in axes_b]
+    k = math.prod(sa[i] for i in axes_a)
+    out_shape = tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b)
+    # As NumPy does it: move the summed axes together and make it one matmul.
+    a2 = reshape(transpose(a, tuple(free_a + axes_a)), (math.prod(sa[i] for i in free_a), k))
+    b2 = reshape(transpose(b, tuple(axes_b + free_b)), (k, math.prod(sb[j] for j in free_b)))
+    return reshape(matmul(a2, b2), out_shape)
+
+
+def dot(x: Any, y: Any) -> Any:
+    """``numpy.dot``: a product with a scalar, else a sum over the last axis of ``x``
+    and the second-to-last of ``y`` (the last when ``y`` is 1-d).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.dot(numpy.ones((2, 3, 4)), numpy.ones((5, 4, 6))).shape
+    (2, 3, 5, 6)
+    """
     from .elementwise import multiply  # noqa: PLC0415
 
-    if len(getattr(x, "shape", ())) == 0 or len(getattr(y, "shape", ())) == 0:
+    x, y = as_arrays(x, y)
+    nx, ny = len(shape_of(x)), len(shape_of(y))
+    if nx == 0 or ny == 0:
         return multiply(x, y)
-    if len(y.shape) <= 2:
+    if ny <= 2:
         return matmul(x, y)
-    from . import tensordot  # noqa: PLC0415
-
-    return tensordot(x, y, axes=([len(x.shape) - 1], [len(y.shape) - 2]))
+    return tensordot(x, y, axes=([nx - 1], [ny - 2]))
 
 
-__all__ = ["matmul", "dot"]
+def outer(a: Any, b: Any) -> Any:
+    """``numpy.outer``: ``out[i, j] = a.ravel()[i] * b.ravel()[j]``.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.outer(numpy.ones(2), numpy.arange(3.0))
+    array([[0., 1., 2.],
+           [0., 1., 2.]])
+    """
+    from .elementwise import multiply  # noqa: PLC0415
+
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def inner(a: Any, b: Any) -> Any:
+    """``numpy.inner``: sum products over the last axes (a product with a scalar).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.inner(numpy.ones((2, 3)), numpy.ones((4, 3))).shape
+    (2, 4)
+    """
+    from .elementwise import multiply  # noqa: PLC0415
+
+    a, b = as_arrays(a, b)
+    if len(shape_of(a)) == 0 or len(shape_of(b)) == 0:
+        return multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """``numpy.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.trace(numpy.arange(9.0).reshape(3, 3), offset=1)
+    np.float64(6.0)
+    """
+    from .reductions import sum as _sum  # noqa: PLC0415
+
+    (x,) = as_arrays(x)
+    x = moveaxis(x, (axis1, axis2), (-2, -1))
+    n, m = x.shape[-2], x.shape[-1]
+    xp = xp_of(x)
+    start = max(-offset, 0)
+    count = max(min(n - start, m - start - offset), 0)
+    rows = xp.arange(start, start + count)
+    return _sum(getitem(x, (Ellipsis, rows, rows + offset)), axis=-1)
+
+
+# -- einsum ----------------------------------------------------------------------
+
+_LETTERS = string.ascii_letters
+
+
+def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
+    """Explicit, ellipsis-free input and output subscripts (NumPy's rules)."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+    else:
+        lhs, out = subscripts, None
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
+    used = set(c for c in lhs + (out or "") if c in _LETTERS)
+    free = [c for c in _LETTERS if c not in used]
+    n_ell = max((len(s) - (len(sub) - 3) for sub, s in zip(ins, shapes) if "..." in sub),
+                default=0)
+    ell = "".join(free[:n_ell])
+    expanded = []
+    for sub, s in zip(ins, shapes, strict=True):
+        if "..." in sub:
+            k = len(s) - (len(sub) - 3)
+            sub = sub.replace("...", ell[n_ell - k:] if k else "")
+        if len(sub) != len(s) or any(c not in _LETTERS for c in sub):
+            raise ValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {s}")
+        expanded.append(sub)
+    if out is None:  # implicit: broadcast axes, then labels seen once, sorted
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return expanded, out
+
+
+@primitive
+def _einsum(*operands, subscripts, optimize=False):
+    extra = {"optimize": optimize} if optimize else {}  # NumPy's contraction-order search
+    return _ns(*operands).einsum(subscripts, *operands, **extra)
+
+
+_einsum.name = "einsum"
+
+
+def _einsum_grad(g, ans, args, kwargs, positions):
+    ins, out = kwargs["subscripts"].split("->")
+    ins = ins.split(",")
+    opt = kwargs.get("optimize", False)
+    return [_einsum_operand_grad(g, out, args, ins, i, opt) for i in positions]
+
+
+def _einsum_operand_grad(g, out, args, ins, i, optimize):
+    """The gradient of operand ``i``: an einsum of ``g`` with the other operands,
+    broadcast over labels only operand ``i`` has, put on the diagonal of repeats."""
+    sub, shape = ins[i], args[i].shape
+    size = dict(zip(sub, shape))
+    others = [j for j in range(len(args)) if j != i]
+    elsewhere = set(out).union(*(ins[j] for j in others))
+    labels = "".join(dict.fromkeys(sub))  # unique, in order of first appearance
+    kept = "".join(c for c in labels if c in elsewhere)
+    spec = ",".join([out] + [ins[j] for j in others]) + "->" + kept
+    gi = _einsum(g, *(args[j] for j in others), subscripts=spec, optimize=optimize)
+    # Labels summed within operand i alone: its gradient is constant along them.
+    gi = reshape(gi, tuple(size[c] if c in kept else 1 for c in labels))
+    gi = broadcast_to(gi, tuple(size[c] for c in labels))
+    if len(labels) == len(sub):
+        return gi
+    # Repeated labels ('ii'): the gradient lives on the diagonal.
+    first = [sub.index(c) == p for p, c in enumerate(sub)]
+    gi = reshape(gi, tuple(n if f else 1 for n, f in zip(shape, first, strict=True)))
+    return gi * _diagonal_mask(sub, shape, raw(g).dtype, xp_of(g))
+
+
+def _diagonal_mask(sub: str, shape: tuple, dtype, xp):
+    """1 where every repeated label of ``sub`` has equal indices, else 0."""
+    mask = xp.ones(shape, dtype)
+    for p, c in enumerate(sub):
+        q = sub.index(c)
+        if q != p:
+            eye = xp.eye(shape[q], dtype=dtype)
+            mask = mask * xp.reshape(eye, tuple(
+                shape[k] if k in (p, q) else 1 for k in range(len(shape))))
+    return mask
+
+
+def _einsum_jvp(pairs, ans, args, kwargs):
+    total = None
+    for i, t in pairs:  # linear in each operand
+        ops = list(args)
+        ops[i] = t
+        r = _einsum(*ops, **kwargs)
+        total = r if total is None else total + r
+    return total
+
+
+_einsum.vjp_joint = _einsum_grad
+_einsum.jvp_joint = _einsum_jvp
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
+    """``numpy.einsum``: explicit (``'ij,jk->ik'``) or implicit (``'ij,jk'``) form,
+    repeated labels (``'ii->'``, ``'ii->i'``), ellipsis and broadcasting.
+    ``optimize`` is passed on to the namespace's ``einsum`` (and to the
+    gradients' einsums).  The interleaved ``einsum(a, [0, 1], ...)`` form is
+    not supported.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.einsum('ii->', a))(numpy.ones((2, 2)))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    operands = as_arrays(*operands)
+    shapes = [shape_of(o) for o in operands]
+    ins, out = _parse_einsum(subscripts, shapes)
+    size: dict = {}
+    for sub, s in zip(ins, shapes, strict=True):
+        for c, n in zip(sub, s, strict=True):
+            if size.get(c, 1) == 1:
+                size[c] = n
+            elif n not in (1, size[c]):
+                raise ValueError(f"einsum: label {c!r} has sizes {size[c]} and {n}")
+    for c in out:
+        if c not in size:
+            raise ValueError(f"einsum: output label {c!r} is not in any operand")
+    # Broadcast size-1 axes up front: then no rule has to undo broadcasting.
+    ops = []
+    for sub, o in zip(ins, operands, strict=True):
+        full = tuple(size[c] for c in sub)
+        ops.append(broadcast_to(o, full) if shape_of(o) != full else o)
+    spec = ",".join(ins) + "->" + out
+    return _einsum(*ops, subscripts=spec, optimize=optimize) if optimize else _einsum(
+        *ops, subscripts=spec)
+
+
+__all__ = ["matmul", "dot", "tensordot", "einsum", "outer", "inner", "trace"]

@@ -102,4 +102,219 @@ defjvp(amax, _ext_jvp)
 defvjp(amin, _ext_vjp)
 defjvp(amin, _ext_jvp)
 
-__all__ = ["sum", "mean", "amax", "amin", "max", "min", "shape_of"]
+
+
+# -- products -----------------------------------------------------------------
+# The gradient of a product is the product of the *other* factors.  Where a
+# factor is nonzero that is ``ans / x``, exactly, as a function (so it stays
+# right when differentiated again).  Where a factor is zero, dividing fails;
+# there the product of the others is recomputed with that one factor set to 1.
+# A slice with k zeros costs k more products (the r-th zero of every slice is
+# handled by the same product), still exact to every order.  Limitation: near
+# zero (tiny but nonzero factors) derivatives of order 3 and up, which divide by
+# x again and again, lose relative precision; cumprod below shares both traits.
+
+
+def _moved_last(v, axes: tuple):
+    """``v`` (raw) with ``axes`` moved to the end and merged into one; and the way back."""
+    xp = xp_of(v)
+    rest = [i for i in range(v.ndim) if i not in axes]
+    perm = rest + list(axes)
+    inv = [0] * v.ndim
+    for i, p in enumerate(perm):
+        inv[p] = i
+    moved = xp.transpose(v, perm)
+    flat = xp.reshape(moved, moved.shape[: len(rest)] + (-1,))
+    return flat, lambda w: xp.transpose(xp.reshape(w, moved.shape), inv)
+
+
+def _zero_rank(zero, axes: tuple):
+    """Raw data: each zero's rank among the zeros of its slice over ``axes`` (1, 2...), else 0."""
+    xp = xp_of(zero)
+    if zero.ndim == 0:
+        return zero.astype(int)
+    flat, back = _moved_last(zero, axes)
+    return back(xp.cumsum(flat, axis=-1) * flat)
+
+
+def _others(ans, x, axis, keepdims):
+    """The product of the other factors of each element's slice: d prod / d x."""
+    from .elementwise import where  # noqa: PLC0415
+
+    xv = raw(x)
+    xp = xp_of(xv)
+    whole = expand_to(ans, x.shape, axis, keepdims)
+    zero = xv == 0
+    if not zero.any():
+        return whole / x
+    one, nil = xp.ones((), xv.dtype), xp.zeros((), xv.dtype)
+    out = where(zero, nil, whole / where(zero, one, x))
+    rank = _zero_rank(zero, normalize_axes(axis, xv.ndim))
+    for r in range(1, int(rank.max()) + 1):
+        at = rank == r
+        rest = prod(where(at, one, x), axis=axis, keepdims=True)
+        out = where(at, expand_to(rest, x.shape, axis, True), out)
+    return out
+
+
+@primitive
+def prod(x, axis=None, keepdims=False):
+    """``numpy.prod``: the product over ``axis``; the gradient is exact with zeros too.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.prod)(numpy.array([2.0, 0.0, 3.0]))
+    array([0., 6., 0.])
+    """
+    return _ns(x).prod(x, axis=axis, keepdims=keepdims)
+
+
+defvjp(
+    prod,
+    lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims)
+    * _others(ans, x, axis, keepdims),
+)
+defjvp(
+    prod,
+    lambda t, ans, x, axis=None, keepdims=False: sum(
+        t * _others(ans, x, axis, keepdims), axis=axis, keepdims=keepdims
+    ),
+)
+
+
+# -- cumulative sums and products ----------------------------------------------
+# ``axis=None`` works on the flattened array, as in NumPy; the rules then work
+# on the flattened argument and reshape back.
+
+
+@primitive
+def cumsum(x, axis=None):
+    """``numpy.cumsum``: running sums along ``axis`` (an int, or None: flattened).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.cumsum(x).sum())(numpy.ones(3))
+    array([3., 2., 1.])
+    """
+    return _ns(x).cumsum(x, axis=axis)
+
+
+@primitive
+def _rcumsum(x, axis):
+    """Running sums from the end of ``axis`` (the transpose of ``cumsum``)."""
+    xp = _ns(x)
+    return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis), axis)
+
+
+def _flat(x, axis):
+    """``(x, axis)`` with ``x`` flattened when ``axis`` is None."""
+    from .shape import reshape  # noqa: PLC0415
+
+    return (reshape(x, (-1,)), 0) if axis is None else (x, axis)
+
+
+def _shaped(v, x, axis):
+    from .shape import reshape  # noqa: PLC0415
+
+    return reshape(v, x.shape) if axis is None else v
+
+
+defvjp(cumsum, lambda g, ans, x, axis=None: _shaped(_rcumsum(*_flat(g, axis)), x, axis))
+defjvp(cumsum, lambda t, ans, x, axis=None: cumsum(t, axis=axis))
+defvjp(_rcumsum, lambda g, ans, x, axis: cumsum(g, axis=axis))
+defjvp(_rcumsum, lambda t, ans, x, axis: _rcumsum(t, axis))
+
+
+@primitive
+def cumprod(x, axis=None):
+    """``numpy.cumprod``: running products along ``axis`` (an int, or None: flattened).
+
+    Derivatives are exact to every order, zeros included; a slice holding k
+    zeros costs k more running products in the rules.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.cumprod(x).sum())(numpy.array([1.0, 2.0, 3.0]))
+    array([9., 4., 2.])
+    """
+    return _ns(x).cumprod(x, axis=axis)
+
+
+def _zeros_in_order(x, axis):
+    """Raw data: ``x == 0`` and, for zeros, their rank along ``axis`` (1, 2...); None if no zero."""
+    xv = raw(x)
+    zero = xv == 0
+    if not zero.any():
+        return zero, None
+    return zero, xp_of(xv).cumsum(zero, axis=axis) * zero
+
+
+def _cumprod_vjp(g, ans, x, axis=None):
+    # d ans[k] / d x[i] (i <= k) is the running product to k without factor i.
+    from .elementwise import where  # noqa: PLC0415
+
+    xf, ax = _flat(x, axis)
+    zero, rank = _zeros_in_order(xf, ax)
+    if rank is None:
+        return _shaped(_rcumsum(g * ans, ax) / xf, x, axis)
+    dtype = raw(xf).dtype
+    xp = xp_of(raw(xf))
+    one, nil = xp.ones((), dtype), xp.zeros((), dtype)
+    out = where(zero, nil, _rcumsum(g * ans, ax) / where(zero, one, xf))
+    for r in range(1, int(rank.max()) + 1):
+        at = rank == r
+        out = where(at, _rcumsum(g * cumprod(where(at, one, xf), axis=ax), ax), out)
+    return _shaped(out, x, axis)
+
+
+def _cumprod_jvp(t, ans, x, axis=None):
+    from .elementwise import where  # noqa: PLC0415
+
+    xf, ax = _flat(x, axis)
+    tf, _ = _flat(t, axis)
+    zero, rank = _zeros_in_order(xf, ax)
+    if rank is None:
+        return ans * cumsum(tf / xf, axis=ax)
+    dtype = raw(xf).dtype
+    xp = xp_of(raw(xf))
+    one, nil = xp.ones((), dtype), xp.zeros((), dtype)
+    out = ans * cumsum(where(zero, nil, tf / where(zero, one, xf)), axis=ax)
+    for r in range(1, int(rank.max()) + 1):
+        at = rank == r
+        out = out + cumsum(where(at, tf, nil), axis=ax) * cumprod(where(at, one, xf), axis=ax)
+    return out
+
+
+defvjp(cumprod, _cumprod_vjp)
+defjvp(cumprod, _cumprod_jvp)
+
+
+# -- moments: compositions, so every order and forward mode come free --------
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """``numpy.var``: the mean squared deviation over ``axis``, divided by ``N - ddof``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.var)(numpy.array([1.0, 3.0]))
+    array([-1.,  1.])
+    """
+    n = _count(shape_of(x), axis) - ddof
+    d = x - mean(x, axis=axis, keepdims=True)
+    # NumPy divides by max(N - ddof, 0); ``max`` is amax in this module
+    return sum(d * d, axis=axis, keepdims=keepdims) / (n if n > 0 else 0)
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """``numpy.std``: the square root of :func:`var`.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.std)(numpy.array([1.0, 3.0]))
+    array([-0.5,  0.5])
+    """
+    from .elementwise import sqrt  # noqa: PLC0415
+
+    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+__all__ = [
+    "amax", "amin", "cumprod", "cumsum", "max", "mean", "min", "prod", "shape_of", "std", "sum",
+    "var",
+]

@@ -1,14 +1,42 @@
 """Shape manipulation and indexing (layer 4).
 
+The primitives are ``reshape``, ``transpose``, ``expand_dims``, ``squeeze``,
+``broadcast_to``, indexing (``getitem`` and its transpose ``index_add``),
+``astype``, ``stack`` and ``concatenate``; the rest (``moveaxis``, ``flip``,
+``tile``, ``repeat``, ``split``, ``take``...) are compositions of them.
+
+The gradient of indexing scatters back with ``index_add``: repeated indices
+accumulate, and the sum is deterministic (bit-identical from run to run, on
+every device) because it is a sorted, segmented scan rather than atomic adds.
+
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.grad(lambda x: (x[1:] * 2).sum())(numpy.ones(3))
 array([0., 2., 2.])
+>>> fg.grad(lambda x: x[numpy.array([0, 0, 2])].sum())(numpy.ones(3))
+array([2., 0., 1.])
 """
 
 from __future__ import annotations
 
-from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast
+import itertools
+import math
+from typing import Any
+
+import numpy
+
+from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
+from ..backend import to_device
 from ._core import namespace as _ns
+
+
+def as_arrays(*xs: Any) -> list:
+    """Lists and tuples as arrays (in the namespace of the other arguments), so that
+    shapes can be read; arrays, Nodes and Python numbers pass through."""
+    if all(hasattr(x, "shape") or isinstance(x, (int, float)) for x in xs):
+        return list(xs)
+    xp = xp_of(*(x for x in xs if hasattr(x, "shape")))
+    return [x if hasattr(x, "shape") or isinstance(x, (int, float)) else xp.asarray(x)
+            for x in xs]
 
 
 @primitive
@@ -45,30 +73,6 @@ def broadcast_to(x, shape):
     return _ns(x).broadcast_to(x, shape)
 
 
-@primitive
-def getitem(x, index):
-    return x[index]
-
-
-@primitive
-def index_add(g, index, shape):
-    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate)."""
-    xp = _ns(g)
-    out = xp.zeros(shape, g.dtype)
-    xp.add.at(out, index, g)
-    return out
-
-
-def _unwrap_index(index):
-    if isinstance(index, tuple):
-        return tuple(raw(i) for i in index)
-    return raw(index)
-
-
-def _getitem(x, index):
-    return getitem(x, _unwrap_index(index))
-
-
 defvjp(reshape, lambda g, ans, x, shape: reshape(g, x.shape))
 defjvp(reshape, lambda t, ans, x, shape: reshape(t, shape))
 defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(x.shape))))
@@ -79,10 +83,162 @@ defvjp(squeeze, lambda g, ans, x, axis=None: reshape(g, x.shape))
 defjvp(squeeze, lambda t, ans, x, axis=None: squeeze(t, axis))
 defvjp(broadcast_to, lambda g, ans, x, shape: unbroadcast(g, x.shape))
 defjvp(broadcast_to, lambda t, ans, x, shape: broadcast_to(t, shape))
-defvjp(getitem, lambda g, ans, x, index: index_add(g, index, x.shape))
-defjvp(getitem, lambda t, ans, x, index: getitem(t, index))
-defvjp(index_add, lambda g, ans, gin, index, shape: getitem(g, index))
+
+
+# -- indexing --------------------------------------------------------------------
+
+
+@primitive
+def _getitem(x, index):
+    return x[index]
+
+
+_getitem.name = "getitem"
+
+
+def _may_repeat(index) -> bool:
+    """Whether ``index`` can pick one element twice (an integer array of >= 1 dims)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        kind = getattr(getattr(p, "dtype", None), "kind", None)
+        if kind in ("i", "u") and getattr(p, "ndim", 0) >= 1:
+            return True
+    return False
+
+
+def _scatter_rows(out, pos, vals):
+    """``out[pos] += vals`` along axis 0, repeats accumulating, in a fixed order.
+
+    ``out`` is ``(M, R)``, ``pos`` ``(N,)``, ``vals`` ``(N, R)``.  Sort the
+    positions, sum each run of equal positions by a segmented scan (log2 of the
+    longest run steps), write each run's total once.  No atomic adds, so the
+    result does not depend on thread scheduling.
+    """
+    xp = _ns(out)
+    n = pos.shape[0]
+    if n == 0:
+        return
+    order = xp.argsort(pos, kind="stable")
+    s, v = pos[order], vals[order]
+    run = xp.arange(n) - xp.searchsorted(s, s, side="left")  # place within its run
+    longest = int(run.max()) + 1
+    if longest == 1:
+        out[s] = v
+        return
+    run = xp.reshape(run, (n, 1))
+    d = 1
+    while d < longest:
+        shifted = xp.concatenate([xp.zeros((d,) + v.shape[1:], v.dtype), v[:-d]])
+        v = xp.where(run >= d, v + shifted, v)
+        d *= 2
+    last = xp.concatenate([s[1:] != s[:-1], xp.ones(1, dtype=bool)])
+    out[s[last]] = v[last]
+
+
+def _one_array_axis(index):
+    """``k`` when ``index`` is ``k`` full slices, then one integer array (then full
+    slices): the form of ``take`` and ``x[idx]``, scattered by whole rows."""
+    parts = index if isinstance(index, tuple) else (index,)
+    full = slice(None)
+    arrays = [k for k, p in enumerate(parts) if not (isinstance(p, slice) and p == full)]
+    if len(arrays) != 1:
+        return None
+    p = parts[arrays[0]]
+    if getattr(getattr(p, "dtype", None), "kind", None) not in ("i", "u"):
+        return None
+    return arrays[0]
+
+
+@primitive
+def index_add(g, index, shape):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate)."""
+    xp = _ns(g)
+    if not _may_repeat(index):
+        out = xp.zeros(shape, g.dtype)
+        out[index] = g
+        return out
+    k = _one_array_axis(index)
+    if k is not None:  # whole rows of axis k: only the indices are sorted
+        idx = (index if isinstance(index, tuple) else (index,))[k]
+        n, m, rest = shape[k], idx.ndim, shape[:k] + shape[k + 1:]
+        idx = xp.reshape(xp.where(idx < 0, idx + n, idx), (-1,))
+        vals = xp.moveaxis(g, tuple(range(k, k + m)), tuple(range(m)))  # index axes first
+        rows = xp.zeros((n, math.prod(rest)), g.dtype)
+        _scatter_rows(rows, idx, xp.reshape(vals, (idx.shape[0], math.prod(rest))))
+        return xp.moveaxis(xp.reshape(rows, (n,) + rest), 0, k)
+    size = math.prod(shape)
+    pos = xp.reshape(xp.arange(size), shape)[index]  # flat position of each picked element
+    flat = xp.zeros((size, 1), g.dtype)
+    _scatter_rows(flat, xp.reshape(pos, (-1,)), xp.reshape(g, (-1, 1)))
+    return xp.reshape(flat, shape)
+
+
+defvjp(_getitem, lambda g, ans, x, index: index_add(g, index, x.shape))
+defjvp(_getitem, lambda t, ans, x, index: _getitem(t, index))
+defvjp(index_add, lambda g, ans, gin, index, shape: _getitem(g, index))
 defjvp(index_add, lambda t, ans, gin, index, shape: index_add(t, index, shape))
+
+
+def _index_part(p, xp):
+    p = raw(p)
+    if isinstance(p, list):  # x[[0, 0, 1]] is x[array([0, 0, 1])]
+        a = xp.asarray(p)
+        return a.astype(numpy.intp) if a.size == 0 and a.dtype.kind == "f" else a
+    return p
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]`` with NumPy's rules: slices (negative steps too), ints, ``None``,
+    ``...``, integer arrays (repeats accumulate in the gradient) and boolean masks.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.getitem(numpy.arange(6.0).reshape(2, 3), (Ellipsis, slice(None, None, -2)))
+    array([[2., 0.],
+           [5., 3.]])
+    """
+    xp = xp_of(x)
+    if isinstance(index, tuple):
+        index = tuple(_index_part(p, xp) for p in index)
+    else:
+        index = _index_part(index, xp)
+    return _getitem(x, index)
+
+
+def check_axis(axis: int, ndim: int, name: str) -> int:
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of {ndim} dimensions")
+    return axis % ndim
+
+
+def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
+    """``numpy.take``: elements of ``x`` at ``indices`` along ``axis`` (of ``x.ravel()``
+    when None); ``mode`` is ``'raise'``, ``'wrap'`` or ``'clip'``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.take(x, [1, 1, 0]).sum())(numpy.ones(3))
+    array([1., 2., 0.])
+    """
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = check_axis(axis, len(shape_of(x)), "take")
+    xp = xp_of(x)
+    idx = xp.asarray(raw(indices))
+    if idx.dtype.kind not in "iu":
+        if idx.size:
+            raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+        idx = idx.astype(numpy.intp)
+    n = shape_of(x)[axis]
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = xp.clip(idx, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return _getitem(x, (slice(None),) * axis + (idx,))
+
+
+# -- dtype -----------------------------------------------------------------------
 
 
 @primitive
@@ -96,18 +252,13 @@ defjvp(_astype, lambda t, ans, x, dtype: _astype(t, dtype))
 
 def astype(x, dtype):
     """``x`` as ``dtype``: differentiable to float dtypes, plain data to others."""
-    import numpy  # noqa: PLC0415
-
     if numpy.dtype(dtype).kind != "f":
         v = raw(x)
         return v.astype(dtype)
     return _astype(x, dtype)
 
 
-__all__ = [
-    "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "getitem",
-    "index_add", "astype", "shape_of",
-]
+# -- joining: stack, concatenate (variadic primitives) ---------------------------
 
 
 @primitive
@@ -115,9 +266,12 @@ def _stack(*arrays, axis=0):
     return _ns(*arrays).stack(arrays, axis=axis)
 
 
+_stack.name = "stack"
+
+
 def _take_slice(g, i, axis):
     index = (slice(None),) * (axis % len(g.shape)) + (i,)
-    return getitem(g, index)
+    return _getitem(g, index)
 
 
 def _stack_joint(g, ans, args, kwargs, positions):
@@ -128,18 +282,215 @@ def _stack_joint(g, ans, args, kwargs, positions):
 _stack.vjp_joint = _stack_joint
 
 
-def _stack_jvp(pairs, ans, args, kwargs):
+def _tangents_or_zeros(pairs, args):
     from ._creation_helpers import zeros_of  # noqa: PLC0415
 
     ts = [zeros_of(a) for a in args]
     for i, t in pairs:
         ts[i] = t
-    return _stack(*ts, axis=kwargs.get("axis", 0))
+    return ts
+
+
+def _stack_jvp(pairs, ans, args, kwargs):
+    return _stack(*_tangents_or_zeros(pairs, args), axis=kwargs.get("axis", 0))
 
 
 _stack.jvp_joint = _stack_jvp
 
 
 def stack(arrays, axis=0):
-    """``numpy.stack``: join a sequence of same-shape arrays along a new axis."""
-    return _stack(*arrays, axis=axis)
+    """``numpy.stack``: join a sequence of same-shape arrays along a new axis.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.stack([numpy.ones(2), numpy.zeros(2)], axis=1).shape
+    (2, 2)
+    """
+    return _stack(*as_arrays(*arrays), axis=axis)
+
+
+@primitive
+def _concatenate(*arrays, axis=0):
+    return _ns(*arrays).concatenate(arrays, axis=axis)
+
+
+_concatenate.name = "concatenate"
+
+
+def _concatenate_joint(g, ans, args, kwargs, positions):
+    axis = kwargs.get("axis", 0) % len(shape_of(ans))
+    ends = list(itertools.accumulate(shape_of(a)[axis] for a in args))
+    lead = (slice(None),) * axis
+    return [_getitem(g, lead + (slice(ends[i] - shape_of(args[i])[axis], ends[i]),))
+            for i in positions]
+
+
+def _concatenate_jvp(pairs, ans, args, kwargs):
+    return _concatenate(*_tangents_or_zeros(pairs, args), axis=kwargs.get("axis", 0))
+
+
+_concatenate.vjp_joint = _concatenate_joint
+_concatenate.jvp_joint = _concatenate_jvp
+
+
+def concatenate(arrays, axis: int | None = 0) -> Any:
+    """``numpy.concatenate``: join arrays along an existing axis (flattened when None).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.concatenate([numpy.ones((1, 2)), numpy.zeros((3, 2))]).shape
+    (4, 2)
+    """
+    arrays = as_arrays(*arrays)
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    return _concatenate(*arrays, axis=axis)
+
+
+# -- compositions ------------------------------------------------------------------
+
+
+def _axes_list(axes, ndim: int, name: str) -> list:
+    axes = [axes] if isinstance(axes, (int, numpy.integer)) else list(axes)
+    out = [check_axis(a, ndim, name) for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: repeated axis in {axes}")
+    return out
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    """``numpy.moveaxis``: move axes ``source`` to positions ``destination``.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.moveaxis(numpy.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    ndim = len(shape_of(x))
+    src = _axes_list(source, ndim, "moveaxis")
+    dst = _axes_list(destination, ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination need the same number of axes")
+    order = [i for i in range(ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return transpose(x, tuple(order))
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    """``numpy.swapaxes``: exchange two axes.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.swapaxes(numpy.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
+    ndim = len(shape_of(x))
+    a, b = check_axis(axis1, ndim, "swapaxes"), check_axis(axis2, ndim, "swapaxes")
+    order = list(range(ndim))
+    order[a], order[b] = b, a
+    return transpose(x, tuple(order))
+
+
+def ravel(x: Any) -> Any:
+    """``numpy.ravel``: ``x`` as a 1-d array.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.ravel(numpy.zeros((2, 3))).shape
+    (6,)
+    """
+    return reshape(x, (-1,))
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """``numpy.atleast_1d``: 0-d arrays become shape ``(1,)``; a tuple for several.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.atleast_1d(2.0)
+    array([2.])
+    """
+    out = tuple(reshape(a, (1,)) if len(shape_of(a)) == 0 else a for a in arys)
+    return out[0] if len(out) == 1 else out
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    """``numpy.flip``: reverse the order of elements along ``axis`` (all axes when None).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.flip(numpy.arange(3.0))
+    array([2., 1., 0.])
+    """
+    ndim = len(shape_of(x))
+    axes = range(ndim) if axis is None else _axes_list(axis, ndim, "flip")
+    rev = slice(None, None, -1)
+    return _getitem(x, tuple(rev if i in axes else slice(None) for i in range(ndim)))
+
+
+def tile(x: Any, reps: Any) -> Any:
+    """``numpy.tile``: ``x`` repeated ``reps`` times along each axis.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.tile(numpy.array([0.0, 1.0]), (2, 2))
+    array([[0., 1., 0., 1.],
+           [0., 1., 0., 1.]])
+    """
+    reps = tuple(int(r) for r in (reps if numpy.ndim(reps) else (reps,)))
+    shape = shape_of(x)
+    d = max(len(reps), len(shape))
+    reps = (1,) * (d - len(reps)) + reps
+    shape = (1,) * (d - len(shape)) + tuple(shape)
+    # Put a size-1 axis before each axis, broadcast it to the repeat count.
+    spread = reshape(x, tuple(n for s in shape for n in (1, s)))
+    spread = broadcast_to(spread, tuple(n for r, s in zip(reps, shape) for n in (r, s)))
+    return reshape(spread, tuple(r * s for r, s in zip(reps, shape, strict=True)))
+
+
+def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
+    """``numpy.repeat``: each element repeated ``repeats`` times (an int, or one
+    count per element) along ``axis`` (of ``x.ravel()`` when None).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.repeat(numpy.array([1.0, 2.0]), [1, 2])
+    array([1., 2., 2.])
+    """
+    if axis is None:
+        x, axis = ravel(x), 0
+    shape = tuple(shape_of(x))
+    axis = check_axis(axis, len(shape), "repeat")
+    # The counts decide the output's shape: they are read on the host.
+    counts = numpy.asarray(to_device(raw(repeats), "cpu"))
+    if counts.size == 1:  # one count for all, as NumPy broadcasts it
+        r = int(counts.reshape(()))
+        if r < 0:
+            raise ValueError(f"repeat: negative repeat count {r}")
+        spread = expand_dims(x, axis + 1)
+        spread = broadcast_to(spread, shape[: axis + 1] + (r,) + shape[axis + 1:])
+        return reshape(spread, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
+    idx = xp_of(x).asarray(numpy.repeat(numpy.arange(shape[axis]), counts))
+    return _getitem(x, (slice(None),) * axis + (idx,))
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
+    """``numpy.split``: a list of sub-arrays, ``indices_or_sections`` equal parts
+    (an int) or cut before each of the given indices.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.split(numpy.zeros((5, 2)), [2, 3])]
+    [(2, 2), (1, 2), (2, 2)]
+    """
+    shape = shape_of(x)
+    axis = check_axis(axis, len(shape), "split")
+    n = shape[axis]
+    if numpy.ndim(indices_or_sections) == 0:
+        parts = int(indices_or_sections)
+        if parts <= 0 or n % parts:
+            raise ValueError("array split does not result in an equal division")
+        cuts = [i * (n // parts) for i in range(1, parts)]
+    else:
+        cuts = [int(i) for i in indices_or_sections]
+    lead = (slice(None),) * axis
+    edges = [None] + cuts + [None]
+    return [_getitem(x, lead + (slice(lo, hi),)) for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+__all__ = [
+    "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "getitem",
+    "index_add", "astype", "shape_of", "stack", "concatenate", "moveaxis", "swapaxes",
+    "ravel", "atleast_1d", "flip", "tile", "repeat", "split", "take",
+]

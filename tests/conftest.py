@@ -1,0 +1,6 @@
+"""Test configuration: make the shared table helpers importable from every test module."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))

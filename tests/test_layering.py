@@ -1,0 +1,188 @@
+"""The layering of CONTRIBUTING.md, kept by parsing every module's imports.
+
+A module imports only from its own layer or below.  Imports inside functions
+count too: a lazy import is still a dependency.  The one sanctioned exception
+is the lazy accessor STYLE.md asks for, through which Node (layer 2) reaches
+its operators in ``funcgrad.numpy`` (layer 4).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import sys
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "funcgrad"
+
+# CONTRIBUTING.md's table: module (or package prefix) -> layer.
+LAYERS = {
+    "funcgrad.errors": 0,
+    "funcgrad.tree": 1,
+    "funcgrad.backend": 1,
+    "funcgrad.node": 2,
+    "funcgrad.primitive": 3,
+    "funcgrad.hooks": 3,
+    "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
+    "funcgrad.backprop": 5,
+    "funcgrad.forward": 5,
+    "funcgrad.combinators": 6,
+    "funcgrad.graph": 6,
+    "funcgrad.checks": 6,
+    "funcgrad.nn": 7,  # module or package
+    "funcgrad.demo": 7,
+    "funcgrad": 7,  # __init__: re-exports only
+    "funcgrad.__main__": 7,
+}
+
+# Third-party packages each low layer may use (L0: stdlib only).
+THIRD_PARTY = {
+    0: set(),
+    1: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat"},
+    2: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "attrs"},
+}
+
+# (importer, imported, enclosing function): STYLE.md's one lazy accessor.
+SANCTIONED = {("funcgrad.node", "funcgrad.numpy", "_ops")}
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a funcgrad module: its own entry, else its nearest package's."""
+    name = module
+    while name:
+        if name in LAYERS and (name != "funcgrad" or module == "funcgrad"):
+            return LAYERS[name]
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _package_of(module: str) -> str:
+    path = MODULES[module]
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> list[str]:
+    if node.level:
+        base = _package_of(module)
+        for _ in range(node.level - 1):
+            base = base.rpartition(".")[0]
+        base = f"{base}.{node.module}" if node.module else base
+    else:
+        base = node.module or ""
+    # `from pkg import sub` imports the submodule pkg.sub when there is one.
+    subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+    return subs if subs and len(subs) == len(node.names) else [base, *subs]
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self, module: str):
+        self.module = module
+        self.found: list[tuple[str, int, str]] = []  # (imported, line, enclosing function)
+        self._funcs: list[str] = []
+
+    def _visit_func(self, node):
+        self._funcs.append(node.name)
+        self.generic_visit(node)
+        self._funcs.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _visit_func
+
+    def _where(self) -> str:
+        return self._funcs[-1] if self._funcs else "<module>"
+
+    def visit_Import(self, node: ast.Import):
+        for a in node.names:
+            self.found.append((a.name, node.lineno, self._where()))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        for name in _resolve(self.module, node):
+            self.found.append((name, node.lineno, self._where()))
+
+
+def imports_of(module: str) -> list[tuple[str, int, str]]:
+    visitor = _Imports(module)
+    visitor.visit(ast.parse(MODULES[module].read_text(), filename=str(MODULES[module])))
+    return visitor.found
+
+
+def test_the_package_is_found():
+    assert {"funcgrad", "funcgrad.node", "funcgrad.backprop", "funcgrad.numpy"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_module_has_a_layer(module):
+    assert layer_of(module) is not None, (
+        f"{module} is not in CONTRIBUTING.md's layer table: add it there and in LAYERS"
+    )
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_only_from_own_layer_or_below(module):
+    mine = layer_of(module)
+    bad = []
+    for imported, line, where in imports_of(module):
+        if imported.partition(".")[0] != "funcgrad":
+            continue
+        theirs = layer_of(imported)
+        if (module, imported, where) in SANCTIONED:
+            continue
+        if theirs is None or theirs > mine:
+            bad.append(f"line {line} (in {where}): imports {imported} (layer {theirs})")
+    assert not bad, f"{module} (layer {mine}) reaches up:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if layer_of(m) is not None and layer_of(m) <= 2)
+)
+def test_low_layers_use_only_their_third_party_packages(module):
+    allowed = THIRD_PARTY[layer_of(module)]
+    bad = []
+    for imported, line, _ in imports_of(module):
+        top = imported.partition(".")[0]
+        if top in ("funcgrad", "__future__") or top in sys.stdlib_module_names:
+            continue
+        if top not in allowed:
+            bad.append(f"line {line}: {imported}")
+    assert not bad, f"{module} (layer {layer_of(module)}) imports:\n" + "\n".join(bad)
+
+
+def test_sanctioned_exceptions_are_still_needed():
+    # An exception nobody uses any more should be deleted, not left to hide a new one.
+    for importer, imported, where in SANCTIONED:
+        assert (imported, where) in {(i, w) for i, _, w in imports_of(importer)}, (
+            importer, imported, where,
+        )
+
+
+# --- the checker itself ------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("funcgrad.errors", 0),
+        ("funcgrad.numpy", 4),
+        ("funcgrad.numpy.elementwise", 4),
+        ("funcgrad.nn", 7),
+        ("funcgrad", 7),
+        ("funcgrad.somethingnew", None),
+    ],
+)
+def test_layer_of(module, layer):
+    assert layer_of(module) == layer
+
+
+def test_relative_imports_resolve_in_functions_too():
+    found = imports_of("funcgrad.node")
+    assert ("funcgrad.numpy", "_ops") in {(i, w) for i, _, w in found}
+    assert any(i == "funcgrad.errors" for i, _, _ in found)
