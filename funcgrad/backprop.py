@@ -92,6 +92,14 @@ def _check_grad(prim: Any, i: int, parent: Node, g: Any) -> Any:
     return g
 
 
+def _checked(prim: Any, parents: list, grads: list, nan_check: bool) -> list:
+    """The gradients of one step, checked (and NaN-checked) before hooks see them."""
+    grads = [_check_grad(prim, i, p, g) for (i, p), g in zip(parents, grads, strict=True)]
+    if nan_check:
+        _check_finite(prim, grads)
+    return grads
+
+
 def _check_finite(prim: Any, grads: list) -> None:
     for g in grads:
         v = g.value if type(g) is Node else g
@@ -176,22 +184,22 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
                 in_values = tuple([a.value if type(a) is Node else a for a in node.args])
                 for h in hook_list:
                     h.backward_preprocess(node, in_values, (g,))
-            gis = prim.vjp(g, ans, args, node.kwargs, [i for i, _ in ps])
-            for k, ((i, p), gi) in enumerate(zip(ps, gis, strict=True)):
+            gis = prim.vjp(g, ans, args, node.kwargs, ps)
+            if hook_list or nan_check:
+                gis = _checked(prim, ps, gis, nan_check)
+                if hook_list:
+                    in_grads = [None] * len(node.args)
+                    for (i, _), gi in zip(ps, gis, strict=True):
+                        in_grads[i] = gi
+                    for h in hook_list:
+                        h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
+            for (i, p), gi in zip(ps, gis, strict=True):
                 pv = p.value
                 if type(gi) is not type(pv) or gi.shape != pv.shape or gi.dtype != pv.dtype:
-                    gis[k] = _check_grad(prim, i, p, gi)
-            if nan_check:
-                _check_finite(prim, gis)
-            if hook_list:
-                in_grads = [None] * len(node.args)
-                for (i, _), gi in zip(ps, gis, strict=True):
-                    in_grads[i] = gi
-                for h in hook_list:
-                    h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
-            for (_, p), gi in zip(ps, gis, strict=True):
-                prev = grads.get(p.serial)
-                grads[p.serial] = gi if prev is None else prev + gi
+                    gi = _check_grad(prim, i, p, gi)
+                s = p.serial
+                prev = grads.get(s)
+                grads[s] = gi if prev is None else prev + gi
             del g, gis
     return found
 

@@ -24,7 +24,7 @@ from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import BackpropId, Node, make_node, recording, require_grad, value_of
 from .numpy import reshape, stack, zeros, zeros_like
-from .primitive import NO_KWARGS, Primitive
+from .primitive import Primitive
 
 
 class _Strip:
@@ -36,7 +36,7 @@ class _Strip:
     def has_rule(self, i):
         return True
 
-    def vjp(self, g, ans, args, kwargs, positions):
+    def vjp(self, g, ans, args, kwargs, parents):
         return [g]
 
     @staticmethod
@@ -470,5 +470,5 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 
 __all__ = [
     "vjp", "grad", "value_and_grad", "jvp", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
-    "stop_gradient", "checkpoint", "custom_vjp", "NO_KWARGS",
+    "stop_gradient", "checkpoint", "custom_vjp",
 ]

@@ -27,7 +27,7 @@ def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> 
     with_g = BackpropId("transpose")
     with recording(with_g):
         g = require_grad(zeros, with_g)
-        cts = prim.vjp(g, ans, args, kwargs, [i for i, _ in pairs])
+        cts = prim.vjp(g, ans, args, kwargs, pairs)
     outs, seeds = [], []
     for ct, (_, t) in zip(cts, pairs, strict=True):
         if type(ct) is Node and with_g in ct.graphs:
@@ -84,7 +84,7 @@ def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: Backpro
                 ans = node.value
                 args = tuple([a.value if type(a) is Node else a for a in node.args])
             pairs = [(i, tan[p.serial]) for i, p in ps if p.serial in tan]
-            t = jvp_step(node.primitive, pairs, ans, args, node.kwargs)
+            t = jvp_step(node.primitive, pairs, ans, args, node.kwargs or {})
             if t is not None:
                 tan[node.serial] = t
     return [tan.get(o.serial) for o in outputs]

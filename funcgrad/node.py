@@ -440,7 +440,7 @@ class _Join:
     def has_rule(self, i: int) -> bool:
         return True
 
-    def vjp(self, g, ans, args, kwargs, positions):
+    def vjp(self, g, ans, args, kwargs, parents):
         return [g]
 
     @staticmethod

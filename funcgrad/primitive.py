@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import functools
 import sys
-from types import MappingProxyType
 from typing import Any, Callable
 
 from .backend import NUMPY_TYPES
 from .errors import FuncgradError, FuncgradTypeError
 from .node import _ACTIVE, Node, make_node
 
-NO_KWARGS = MappingProxyType({})
 
 
 class MissingRuleError(FuncgradError, NotImplementedError):
@@ -91,15 +89,17 @@ class Primitive:
         """Whether argument ``i`` can be differentiated (by a VJP or a JVP rule)."""
         return i in self.differentiable
 
-    def vjp(self, g: Any, ans: Any, args: tuple, kwargs: Any, positions: list[int]) -> list:
-        """The gradients of the arguments at ``positions``, given output gradient ``g``."""
+    def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
+        """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
         if self.vjp_joint is not None:
-            return self.vjp_joint(g, ans, args, kwargs, positions)
+            return self.vjp_joint(g, ans, args, kwargs or {}, [i for i, _ in parents])
         vjps = self.vjps
         try:
-            return [vjps[i](g, ans, *args, **kwargs) for i in positions]
+            if kwargs:
+                return [vjps[i](g, ans, *args, **kwargs) for i, _ in parents]
+            return [vjps[i](g, ans, *args) for i, _ in parents]
         except (IndexError, TypeError):
-            for i in positions:
+            for i, _ in parents:
                 if i >= len(vjps) or vjps[i] is None:
                     raise MissingRuleError(
                         f"primitive {self.name!r} has no VJP rule for argument {i}"
@@ -144,7 +144,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         )
     if ruleless is not None:
         _check_rules_exist(prim, args)
-    return make_node(value, graphs, prim, args, kwargs or NO_KWARGS, rank)
+    return make_node(value, graphs, prim, args, kwargs or None, rank)
 
 
 def _check_rules_exist(prim: Primitive, args: tuple) -> None:

@@ -27,6 +27,7 @@ array([[3., 0.],
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy
@@ -67,6 +68,7 @@ def _square(a, name: str) -> Any:
     s = shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"linalg.{name}: needs square matrices (..., n, n), got shape {s}")
+    return a
 
 
 # -- inv, det, slogdet -----------------------------------------------------------
@@ -274,8 +276,8 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 0:  # a count: plain data
         v = raw(x)
         return xp_of(v).sum(v != 0, axis=axis, keepdims=keepdims).astype(v.dtype)
-    if isinstance(ord, str):
-        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+    if not isinstance(ord, numbers.Real):
+        raise TypeError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     return power(_sum(power(absolute(x), ord), axis=axis, keepdims=keepdims), 1 / ord)
 
 
@@ -333,4 +335,4 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     raise ValueError("linalg.norm: improper number of dimensions to norm")
 
 
-__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "norm"]
+__all__ = ["cholesky", "det", "inv", "norm", "slogdet", "solve"]

@@ -182,7 +182,7 @@ def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
-    used = set(c for c in lhs + (out or "") if c in _LETTERS)
+    used = {c for c in lhs + (out or "") if c in _LETTERS}
     free = [c for c in _LETTERS if c not in used]
     n_ell = max((len(s) - (len(sub) - 3) for sub, s in zip(ins, shapes) if "..." in sub),
                 default=0)
@@ -302,4 +302,4 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
         *ops, subscripts=spec)
 
 
-__all__ = ["matmul", "dot", "tensordot", "einsum", "outer", "inner", "trace"]
+__all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "trace"]

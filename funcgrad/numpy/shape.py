@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy
 
-from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ..backend import to_device
+from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
 
 
@@ -486,11 +486,11 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
         cuts = [int(i) for i in indices_or_sections]
     lead = (slice(None),) * axis
     edges = [None] + cuts + [None]
-    return [_getitem(x, lead + (slice(lo, hi),)) for lo, hi in zip(edges[:-1], edges[1:])]
+    return [_getitem(x, lead + (slice(lo, hi),)) for lo, hi in itertools.pairwise(edges)]
 
 
 __all__ = [
-    "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "getitem",
-    "index_add", "astype", "shape_of", "stack", "concatenate", "moveaxis", "swapaxes",
-    "ravel", "atleast_1d", "flip", "tile", "repeat", "split", "take",
+    "as_arrays", "astype", "atleast_1d", "broadcast_to", "check_axis", "concatenate",
+    "expand_dims", "flip", "getitem", "index_add", "moveaxis", "ravel", "repeat", "reshape",
+    "shape_of", "split", "squeeze", "stack", "swapaxes", "take", "tile", "transpose",
 ]
