@@ -40,7 +40,8 @@ def _nodes(seq: Any, what: str) -> list[Node]:
     return list(seq)
 
 
-def _seed(out: Node, g: Any, i: int) -> Any:
+def seed(out: Node, g: Any, i: int) -> Any:
+    """The seed of output ``i``: ones for a size-1 output, else ``g`` checked against its shape."""
     if g is None:
         if out.size != 1:
             raise FuncgradValueError(
@@ -139,19 +140,30 @@ def backprop(
         raise FuncgradValueError(
             f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs"
         )
-    grads: dict[int, Any] = {}
+    seeds = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
-        g = _seed(out, g, i)
-        if loss_scale is not None:
-            g = g * loss_scale
+        g = seed(out, g, i)
+        seeds.append(g if loss_scale is None else g * loss_scale)
+    found = gradients(outputs, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))
+    return pyrsistent.pmap(dict(zip(inputs, found, strict=True)))
+
+
+def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None) -> list:
+    """The reverse fold without the checks: one gradient (or None) per input.
+
+    ``hook_list`` None means the hooks of the context.
+    """
+    if hook_list is None:
+        hook_list = active_hooks()
+    grads: dict[int, Any] = {}
+    for out, g in zip(outputs, seeds, strict=True):
         prev = grads.get(out.serial)
         grads[out.serial] = g if prev is None else prev + g
-
     targets = {n.serial: n for n in inputs}
     order, parents = walk(outputs, targets, bp)
     order.reverse()  # highest rank first, ties in creation order
-    found = fold(order, parents, grads, targets, bp, enable_double_backprop, active_hooks(hooks))
-    return pyrsistent.pmap({n: found.get(n.serial) for n in inputs})
+    found = fold(order, parents, grads, targets, bp, keep_graph, hook_list)
+    return [found.get(n.serial) for n in inputs]
 
 
 def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:

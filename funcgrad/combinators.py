@@ -19,7 +19,7 @@ import numpy
 
 from . import tree
 from .backend import namespace
-from .backprop import backprop
+from .backprop import gradients, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import BackpropId, Node, make_node, recording, require_grad, value_of
@@ -88,7 +88,7 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False):
         nodes = []
         for i, leaf in enumerate(leaves):
             try:
-                nodes.append(require_grad(_as_primal(leaf, f"argument leaf {i}"), bp))
+                nodes.append(require_grad(leaf, bp))
             except TypeError as exc:
                 raise type(exc)(f"{name}: argument leaf {i}: {exc}") from None
         out = fun(*tree.unflatten(treedef, nodes))
@@ -119,13 +119,15 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
     def vjp_fn(cotangent: Any) -> tuple:
         ct_leaves = tree.flatten_up_to(out_def, cotangent)
         outs, seeds = [], []
-        for o, c in zip(out_leaves, ct_leaves, strict=True):
+        for k, (o, c) in enumerate(zip(out_leaves, ct_leaves, strict=True)):
             if type(o) is Node and bp in o.graphs and c is not None:
                 outs.append(o)
-                seeds.append(c)
-        found = backprop(outs, nodes, seeds, backprop_id=bp) if outs else {}
-        grads = [found.get(n) for n in nodes]
-        grads = [_zeros(n.value) if g is None else _array(g) for n, g in zip(nodes, grads, strict=True)]
+                seeds.append(seed(o, c, k))
+        found = gradients(outs, seeds, nodes, bp) if outs else [None] * len(nodes)
+        grads = [
+            zeros_like(n.value) if g is None else _array(g)
+            for n, g in zip(nodes, found, strict=True)
+        ]
         return tuple(tree.unflatten(treedef, grads))
 
     lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])

@@ -60,15 +60,22 @@ _ACTIVE: ContextVar[frozenset] = ContextVar(
 )
 
 
-@contextlib.contextmanager
-def recording(backprop_id: BackpropId, on: bool = True) -> Iterator[None]:
+class recording:  # noqa: N801  (used like a function: ``with recording(bp):``)
     """Within the block, record (or with ``on=False``, stop recording) on ``backprop_id``."""
-    active = _ACTIVE.get()
-    token = _ACTIVE.set(active | {backprop_id} if on else active - {backprop_id})
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
+
+    __slots__ = ("backprop_id", "on", "token")
+
+    def __init__(self, backprop_id: BackpropId, on: bool = True):
+        self.backprop_id = backprop_id
+        self.on = on
+
+    def __enter__(self) -> None:
+        active = _ACTIVE.get()
+        bp = self.backprop_id
+        self.token = _ACTIVE.set(active | {bp} if self.on else active - {bp})
+
+    def __exit__(self, *exc: Any) -> None:
+        _ACTIVE.reset(self.token)
 
 
 @contextlib.contextmanager
@@ -410,8 +417,10 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             raise BackpropError(f"this Node already requires grad on graph {bp.name!r}")
         # On bp it is a leaf; on x's own graphs it is x, passed through.
         return make_node(x.value, x.graphs | {bp}, _JOIN, (x,), None, x.rank + 1)
-    if isinstance(x, (float, int)) and not isinstance(x, bool):
+    if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)):
         x = numpy.asarray(x, dtype=numpy.float64)
+    elif isinstance(x, numpy.generic):  # a NumPy scalar: hold a 0-d array
+        x = numpy.asarray(x)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         raise FuncgradTypeError(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy
+
 from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
 
@@ -68,6 +70,31 @@ def amin(x, axis=None, keepdims=False):
 
 max = amax  # noqa: A001
 min = amin  # noqa: A001
+
+
+def _numpy_mean(x, axis=None, keepdims=False):
+    x = numpy.asarray(x)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy's own accumulator rules
+        return x.mean(axis=axis, keepdims=keepdims)
+    n = _count(x.shape, axis)
+    return numpy.add.reduce(x, axis=axis, keepdims=keepdims) / n if n else x.mean(axis=axis)
+
+
+# NumPy fast paths: ufunc reductions, sparing NumPy's Python-level wrappers.
+sum.numpy_impl = lambda x, axis=None, keepdims=False: numpy.add.reduce(
+    x, axis=_axes(axis), keepdims=keepdims
+)
+mean.numpy_impl = _numpy_mean
+amax.numpy_impl = lambda x, axis=None, keepdims=False: numpy.maximum.reduce(
+    x, axis=_axes(axis), keepdims=keepdims
+)
+amin.numpy_impl = lambda x, axis=None, keepdims=False: numpy.minimum.reduce(
+    x, axis=_axes(axis), keepdims=keepdims
+)
+
+
+def _axes(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
 
 defvjp(sum, lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims))
 defjvp(sum, lambda t, ans, x, axis=None, keepdims=False: sum(t, axis=axis, keepdims=keepdims))

@@ -73,6 +73,26 @@ def broadcast_to(x, shape):
     return _ns(x).broadcast_to(x, shape)
 
 
+# NumPy fast paths: methods and C calls, sparing NumPy's Python-level wrappers,
+# which cost more than the work itself on small arrays.
+reshape.numpy_impl = lambda x, shape: numpy.asarray(x).reshape(shape)
+transpose.numpy_impl = lambda x, axes=None: numpy.asarray(x).transpose(axes)
+
+
+def _numpy_broadcast_to(x, shape):
+    x = numpy.asarray(x)
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    if math.prod(shape) <= 4096:  # small: a fresh array beats building a strided view
+        out = numpy.empty(shape, x.dtype)
+        numpy.copyto(out, x)
+        return out
+    return numpy.broadcast_to(x, shape)
+
+
+broadcast_to.numpy_impl = _numpy_broadcast_to
+
 defvjp(reshape, lambda g, ans, x, shape: reshape(g, x.shape))
 defjvp(reshape, lambda t, ans, x, shape: reshape(t, shape))
 defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(x.shape))))
