@@ -50,8 +50,11 @@ def _lookup(x: Any) -> tuple[ModuleType, Any] | None:
     return entry
 
 
-# Values that say nothing about the namespace: Python numbers and None.
-_NEUTRAL = frozenset({int, float, bool, type(None)})
+# Values that say nothing about the namespace: Python numbers, None, and the
+# shapes, axes, indices and names that primitives take as data.
+_NEUTRAL = frozenset(
+    {int, float, bool, type(None), tuple, list, str, slice, type(Ellipsis), numpy.dtype}
+)
 # Types that mean NumPy: arrays and NumPy scalars (what ufuncs return for 0-d).
 _NUMPY = frozenset(
     {numpy.ndarray} | {t for t in numpy.sctypeDict.values() if issubclass(t, numpy.generic)}
