@@ -249,8 +249,26 @@ def _basis(x: Any):
     return [eye[k].reshape(v.shape) for k in range(v.size)]
 
 
+def _shape(x: Any) -> tuple:
+    return tuple(numpy.shape(value_of(x)))
+
+
+def _one_hot(leaves: list, k: int, e: Any) -> list:
+    """``e`` in slot ``k``, zeros shaped like the other leaves."""
+    return [e if j == k else zeros_like(value_of(q)) for j, q in enumerate(leaves)]
+
+
+def _nest(out_def: Any, in_def: Any, blocks: list, single: bool) -> Any:
+    """Jacobian blocks ``blocks[out_leaf][in_leaf]`` as a tree of output trees of input trees."""
+    per_out = [tree.unflatten(in_def, row) for row in blocks]
+    return tree.unflatten(out_def, [b[0] if single else b for b in per_out])
+
+
 def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
-    """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
+    """Reverse-mode Jacobian: of shape ``out.shape + in.shape`` (one vjp per output element).
+
+    Pytrees nest as JAX nests them: the output's structure outside, the
+    arguments' inside.
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacobian(lambda x: 2 * x)(numpy.ones(2))
@@ -261,14 +279,19 @@ def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
     @functools.wraps(fun)
     def jac_fun(*args):
         nums = _argnums(argnums, len(args), "jacobian")
-        out, fn = vjp(_partial(fun, args, nums), *(args[i] for i in nums))
-        out_shape = tuple(numpy.shape(value_of(out)))
-        rows = [fn(e) for e in _basis(out)]
-        jacs = []
-        for k, i in enumerate(nums):
-            in_shape = tuple(numpy.shape(value_of(_as_primal(args[i], "argument"))))
-            jacs.append(reshape(stack_rows([r[k] for r in rows], in_shape), out_shape + in_shape))
-        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+        in_leaves, in_def = tree.flatten(tuple(args[i] for i in nums))
+        in_leaves = [_as_primal(x, "argument leaf") for x in in_leaves]
+        out, fn = vjp(_partial(fun, args, nums), *tree.unflatten(in_def, in_leaves))
+        out_leaves, out_def = tree.flatten(out)
+        blocks = []
+        for k, o in enumerate(out_leaves):
+            rows = [tree.flatten(fn(tree.unflatten(out_def, _one_hot(out_leaves, k, e))))[0]
+                    for e in _basis(o)]
+            blocks.append([
+                reshape(stack_rows([r[j] for r in rows], _shape(x)), _shape(o) + _shape(x))
+                for j, x in enumerate(in_leaves)
+            ])
+        return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
 
@@ -277,7 +300,7 @@ jacrev = jacobian
 
 
 def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
-    """Forward-mode Jacobian: of shape ``out.shape + in.shape``.
+    """Forward-mode Jacobian: of shape ``out.shape + in.shape`` (one jvp per input element).
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacfwd(lambda x: x * x)(numpy.array([1.0, 3.0]))
@@ -288,22 +311,26 @@ def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
     @functools.wraps(fun)
     def jac_fun(*args):
         nums = _argnums(argnums, len(args), "jacfwd")
-        primals = tuple(_as_primal(args[i], "argument") for i in nums)
-        out, fn = _linearize(_partial(fun, args, nums), primals)
-        out_shape = tuple(numpy.shape(value_of(out)))
-        jacs = []
-        for k, p in enumerate(primals):
-            cols = []
-            for e in _basis(p):
-                ts = tuple(e if j == k else _zeros(q) for j, q in enumerate(primals))
-                cols.append(fn(ts))
-            in_shape = tuple(numpy.shape(value_of(p)))
-            # cols[j] is d out / d p_j: stack on a trailing axis.
-            stacked = stack_rows(cols, out_shape)  # (in.size,) + out_shape
-            n = len(out_shape)
-            moved = _move_first_last(stacked, n)
-            jacs.append(reshape(moved, out_shape + in_shape))
-        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+        in_leaves, in_def = tree.flatten(tuple(args[i] for i in nums))
+        in_leaves = [_as_primal(x, "argument leaf") for x in in_leaves]
+        dyn = tree.unflatten(in_def, in_leaves)
+        out, fn = _linearize(_partial(fun, args, nums), dyn)
+        out_leaves, out_def = tree.flatten(out)
+        # cols[j][c][k]: d out_k / d (element c of in_j)
+        cols = [
+            [tree.flatten(fn(tree.unflatten(in_def, _one_hot(in_leaves, j, e))))[0]
+             for e in _basis(x)]
+            for j, x in enumerate(in_leaves)
+        ]
+        blocks = []
+        for k, o in enumerate(out_leaves):
+            row = []
+            for j, x in enumerate(in_leaves):
+                stacked = stack_rows([c[k] for c in cols[j]], _shape(o))  # (in.size,) + out
+                moved = _move_first_last(stacked, len(_shape(o)))
+                row.append(reshape(moved, _shape(o) + _shape(x)))
+            blocks.append(row)
+        return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
 
