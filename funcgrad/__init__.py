@@ -5,25 +5,47 @@
 array([2., 4.])
 """
 
-from . import numpy  # noqa: F401  (fg.numpy, as fnp)
-from . import nn  # noqa: F401  (fg.nn)
+from . import (
+    nn,
+    numpy,
+)
 from .backprop import backprop
 from .checks import check_grads
 from .combinators import (
-    checkpoint, custom_vjp, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
-    stop_gradient, value_and_grad, vjp,
+    checkpoint,
+    custom_vjp,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    stop_gradient,
+    value_and_grad,
+    vjp,
 )
 from .errors import (
-    BackpropError, DeviceMismatchError, FuncgradError, GradientTypeError,
+    BackpropError,
+    DeviceMismatchError,
+    FuncgradError,
+    GradientTypeError,
     NodeConversionError,
 )
 from .graph import Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .node import (
-    DEFAULT_BACKPROP_ID, BackpropId, Node, backprop_scope, device_of, is_grad_required,
-    require_grad, to_device, value_of,
+    DEFAULT_BACKPROP_ID,
+    BackpropId,
+    Node,
+    backprop_scope,
+    device_of,
+    is_grad_required,
+    require_grad,
+    to_device,
+    value_of,
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 
 __version__ = "0.1.0"
-from . import tree  # noqa: F401
+from . import tree

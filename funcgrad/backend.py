@@ -39,7 +39,7 @@ try:  # CuPy is optional: pip install funcgrad[cuda]
     import cupy  # type: ignore[import-not-found]
 
     register_namespace(cupy.ndarray, cupy, lambda a: f"cuda:{a.device.id}")
-except Exception:  # ImportError, or a CuPy without a usable CUDA runtime
+except Exception:  # noqa: BLE001  (ImportError, or a CuPy without a usable CUDA runtime)
     cupy = None
 
 

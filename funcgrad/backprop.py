@@ -24,7 +24,16 @@ import pyrsistent
 from . import backend
 from .errors import BackpropError, FuncgradTypeError, FuncgradValueError, GradientTypeError
 from .hooks import active_hooks, debugging_nans
-from .node import _ACTIVE, DEFAULT_BACKPROP_ID, BackpropId, Node, _check_id, recording, walk
+from .node import (
+    _ACTIVE,
+    DEFAULT_BACKPROP_ID,
+    BackpropId,
+    Node,
+    _check_id,
+    raw_args,
+    recording,
+    walk,
+)
 
 
 def _nodes(seq: Any, what: str) -> list[Node]:
@@ -191,9 +200,9 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
                 ans, args = node, node.args
             else:  # nothing to record: the rules may run on raw arrays, fast
                 ans = node.value
-                args = tuple([a.value if type(a) is Node else a for a in node.args])
+                args = raw_args(node.args)
             if hook_list:
-                in_values = tuple([a.value if type(a) is Node else a for a in node.args])
+                in_values = raw_args(node.args)
                 for h in hook_list:
                     h.backward_preprocess(node, in_values, (g,))
             gis = prim.vjp(g, ans, args, node.kwargs, ps)
@@ -216,4 +225,4 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
     return found
 
 
-__all__ = ["backprop", "fold", "DEFAULT_BACKPROP_ID"]
+__all__ = ["DEFAULT_BACKPROP_ID", "backprop", "fold"]

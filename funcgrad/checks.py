@@ -12,7 +12,8 @@ functions ``x, v -> jvp(f, x, v)`` and ``x, u -> vjp(f, x)(u)``, recursively.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy
 
@@ -36,7 +37,7 @@ def _host(x: Any) -> numpy.ndarray:
 
 def _like(x: Any, host: numpy.ndarray) -> Any:
     """``host`` (a NumPy array) on the device and dtype of ``x``."""
-    from .backend import namespace  # noqa: PLC0415
+    from .backend import namespace
 
     v = value_of(x)
     return namespace(v).asarray(host, dtype=v.dtype)

@@ -13,7 +13,8 @@ array(1.)
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy
 
@@ -336,7 +337,7 @@ def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
 
 
 def _move_first_last(x: Any, n: int) -> Any:
-    from .numpy import transpose  # noqa: PLC0415
+    from .numpy import transpose
 
     return transpose(x, tuple(range(1, n + 1)) + (0,))
 
@@ -439,7 +440,7 @@ def checkpoint(fun: Callable) -> Callable:
     return _wrap_leafwise(fun, "checkpoint", make_joint)
 
 
-class custom_vjp:  # noqa: N801  (JAX's name)
+class custom_vjp:
     """A function with a user-given gradient (JAX-style).
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
@@ -498,6 +499,16 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 
 
 __all__ = [
-    "vjp", "grad", "value_and_grad", "jvp", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
-    "stop_gradient", "checkpoint", "custom_vjp",
+    "checkpoint",
+    "custom_vjp",
+    "grad",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "stop_gradient",
+    "value_and_grad",
+    "vjp",
 ]

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .node import _ACTIVE, BackpropId, Node, recording, walk
+from .node import _ACTIVE, BackpropId, Node, raw_args, recording, walk
 
 
 def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
     """``J t`` from the VJP ``g -> Jᵀ g``: one more backward pass, over ``g``."""
-    from .backprop import backprop  # noqa: PLC0415  (same layer)
-    from .node import require_grad  # noqa: PLC0415
+    from .backprop import backprop
+    from .node import require_grad
 
     zeros = _ops().zeros_like(ans.value if type(ans) is Node else ans)
     with_g = BackpropId("transpose")
@@ -39,7 +39,7 @@ def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> 
 
 
 def _ops():
-    from .node import _ops as ops  # noqa: PLC0415
+    from .node import _ops as ops
 
     return ops()
 
@@ -82,7 +82,7 @@ def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: Backpro
                 ans, args = node, node.args
             else:
                 ans = node.value
-                args = tuple([a.value if type(a) is Node else a for a in node.args])
+                args = raw_args(node.args)
             pairs = [(i, tan[p.serial]) for i, p in ps if p.serial in tan]
             t = jvp_step(node.primitive, pairs, ans, args, node.kwargs or {})
             if t is not None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 from .errors import FuncgradTypeError
 
@@ -134,7 +135,7 @@ class PrintHook(BackwardHook):
         self.file = file
 
     def backward_preprocess(self, node, in_values, out_grads):
-        from .node import value_of  # noqa: PLC0415  (layer 2, imported lazily)
+        from .node import value_of
 
         shapes = ", ".join(str(getattr(v, "shape", ())) for v in in_values)
         g = value_of(out_grads[0])

@@ -19,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 import attrs
 import numpy
@@ -60,7 +61,7 @@ _ACTIVE: ContextVar[frozenset] = ContextVar(
 )
 
 
-class recording:  # noqa: N801  (used like a function: ``with recording(bp):``)
+class recording:
     """Within the block, record (or with ``on=False``, stop recording) on ``backprop_id``."""
 
     __slots__ = ("backprop_id", "on", "token")
@@ -74,7 +75,7 @@ class recording:  # noqa: N801  (used like a function: ``with recording(bp):``)
         bp = self.backprop_id
         self.token = _ACTIVE.set(active | {bp} if self.on else active - {bp})
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _ACTIVE.reset(self.token)
 
 
@@ -103,7 +104,7 @@ def _ops():
     return fnp
 
 
-def _conversion_error(node: "Node", what: str) -> NodeConversionError:
+def _conversion_error(node: Node, what: str) -> NodeConversionError:
     return NodeConversionError(
         f"cannot convert a funcgrad Node (shape {node.shape}, dtype {node.dtype}) to {what} "
         "inside a differentiated function: read its value with fg.value_of(x) (no gradient "
@@ -112,7 +113,7 @@ def _conversion_error(node: "Node", what: str) -> NodeConversionError:
 
 
 class _NodeSlots:
-    __slots__ = ("value", "graphs", "primitive", "args", "kwargs", "rank", "serial")
+    __slots__ = ("args", "graphs", "kwargs", "primitive", "rank", "serial", "value")
 
 
 class _NodeUnderConstruction(_NodeSlots):
@@ -154,10 +155,10 @@ class Node(_NodeSlots):
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"Node is immutable: cannot delete {name!r}")
 
-    def __copy__(self) -> "Node":
+    def __copy__(self) -> Node:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "Node":
+    def __deepcopy__(self, memo: dict) -> Node:
         return self
 
     __array_ufunc__ = None  # numpy_array + node defers to Node.__radd__
@@ -200,7 +201,7 @@ class Node(_NodeSlots):
         return max(self.graphs, key=lambda b: b.ordinal)
 
     @property
-    def T(self) -> "Node":
+    def T(self) -> Node:
         return _ops().transpose(self)
 
     def __repr__(self) -> str:
@@ -362,6 +363,18 @@ def make_node(value, graphs, primitive, args, kwargs, rank) -> Node:
     return node
 
 
+def raw_args(args: tuple) -> tuple:
+    """``args`` with each Node replaced by its value (unrolled for the usual arities)."""
+    n = len(args)
+    if n == 1:
+        a = args[0]
+        return (a.value if type(a) is Node else a,)
+    if n == 2:
+        a, b = args
+        return (a.value if type(a) is Node else a, b.value if type(b) is Node else b)
+    return tuple([a.value if type(a) is Node else a for a in args])
+
+
 def value_of(x: Any) -> Any:
     """The raw array inside ``x`` (``x`` itself when it is not a Node).
 
@@ -481,7 +494,7 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
         serial = node.serial
         if serial in parents:
             continue
-        ps = [(i, a) for i, a in enumerate(node.args) if type(a) is Node and bp in a.graphs]
+        ps = _parents_on(node.args, bp)
         parents[serial] = ps
         nodes.append(node)
         for _, p in ps:
@@ -501,6 +514,14 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
             kept[serial] = ps
             order.append(node)
     return order, kept
+
+
+def _parents_on(args: tuple, bp: BackpropId) -> list:
+    """``(position, Node)`` for each argument on graph ``bp`` (unrolled for one argument)."""
+    if len(args) == 1:
+        a = args[0]
+        return [(0, a)] if type(a) is Node and bp in a.graphs else []
+    return [(i, a) for i, a in enumerate(args) if type(a) is Node and bp in a.graphs]
 
 
 def _by_rank_then_newest(node: Node) -> tuple[int, int]:

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .backend import NUMPY_TYPES
 from .errors import FuncgradError, FuncgradTypeError
 from .node import _ACTIVE, Node, make_node
-
 
 
 class MissingRuleError(FuncgradError, NotImplementedError):
@@ -40,8 +40,16 @@ class Primitive:
     """A named function of raw arrays plus its derivative rules."""
 
     __slots__ = (
-        "name", "impl", "numpy_impl", "vjps", "jvps", "vjp_joint", "jvp_joint",
-        "differentiable", "__wrapped__", "__dict__",
+        "__dict__",
+        "__wrapped__",
+        "differentiable",
+        "impl",
+        "jvp_joint",
+        "jvps",
+        "name",
+        "numpy_impl",
+        "vjp_joint",
+        "vjps",
     )
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
@@ -94,17 +102,13 @@ class Primitive:
         if self.vjp_joint is not None:
             return self.vjp_joint(g, ans, args, kwargs or {}, [i for i, _ in parents])
         vjps = self.vjps
-        try:
-            if kwargs:
-                return [vjps[i](g, ans, *args, **kwargs) for i, _ in parents]
-            return [vjps[i](g, ans, *args) for i, _ in parents]
-        except (IndexError, TypeError):
-            for i, _ in parents:
-                if i >= len(vjps) or vjps[i] is None:
-                    raise MissingRuleError(
-                        f"primitive {self.name!r} has no VJP rule for argument {i}"
-                    ) from None
-            raise
+        out = []
+        for i, _ in parents:
+            rule = vjps[i] if i < len(vjps) else None
+            if rule is None:
+                raise MissingRuleError(f"primitive {self.name!r} has no VJP rule for argument {i}")
+            out.append(rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args))
+        return out
 
 
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:

@@ -7,8 +7,8 @@ shapes and dtypes, and fails when a public name has no row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

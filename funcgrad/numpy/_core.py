@@ -17,6 +17,7 @@ from ..primitive import Primitive, defjvp, defvjp, primitive
 __all__ = [
     "Node",
     "Primitive",
+    "bcast",
     "defjvp",
     "defvjp",
     "namespace",
@@ -25,7 +26,6 @@ __all__ = [
     "shape_of",
     "ufunc",
     "unbroadcast",
-    "bcast",
     "xp_of",
 ]
 
@@ -59,7 +59,8 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
     gshape = shape_of(g)
     if gshape == shape:
         return g
-    from . import reductions, shape as shp  # noqa: PLC0415 (sibling modules use us)
+    from . import reductions
+    from . import shape as shp
 
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
@@ -75,6 +76,6 @@ def bcast(t: Any, ans: Any) -> Any:
     s = shape_of(ans)
     if shape_of(t) == s:
         return t
-    from . import shape as shp  # noqa: PLC0415
+    from . import shape as shp
 
     return shp.broadcast_to(t, s)

@@ -29,7 +29,7 @@ def _has_node(obj) -> bool:
 
 def _differentiable(obj, dtype):
     """``obj`` (a Node or nested sequences holding Nodes) as one Node."""
-    from .shape import astype, stack  # noqa: PLC0415
+    from .shape import astype, stack
 
     if isinstance(obj, (list, tuple)):
         parts = [_differentiable(o, None) for o in obj]

@@ -294,7 +294,7 @@ def _matrix_norm(x, ord, axes, keepdims):
             return out
         return reshape(out, tuple(n for i, n in enumerate(shape_of(x)) if i not in axes))
     if ord in (2, -2, "nuc"):
-        from ..errors import FuncgradValueError  # noqa: PLC0415
+        from ..errors import FuncgradValueError
 
         raise FuncgradValueError(
             f"linalg.norm: ord={ord!r} for matrices needs singular values, not supported yet"

@@ -109,7 +109,7 @@ def dot(x: Any, y: Any) -> Any:
     >>> fnp.dot(numpy.ones((2, 3, 4)), numpy.ones((5, 4, 6))).shape
     (2, 3, 5, 6)
     """
-    from .elementwise import multiply  # noqa: PLC0415
+    from .elementwise import multiply
 
     x, y = as_arrays(x, y)
     nx, ny = len(shape_of(x)), len(shape_of(y))
@@ -128,7 +128,7 @@ def outer(a: Any, b: Any) -> Any:
     array([[0., 1., 2.],
            [0., 1., 2.]])
     """
-    from .elementwise import multiply  # noqa: PLC0415
+    from .elementwise import multiply
 
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
@@ -140,7 +140,7 @@ def inner(a: Any, b: Any) -> Any:
     >>> fnp.inner(numpy.ones((2, 3)), numpy.ones((4, 3))).shape
     (2, 4)
     """
-    from .elementwise import multiply  # noqa: PLC0415
+    from .elementwise import multiply
 
     a, b = as_arrays(a, b)
     if len(shape_of(a)) == 0 or len(shape_of(b)) == 0:
@@ -155,7 +155,7 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     >>> fnp.trace(numpy.arange(9.0).reshape(3, 3), offset=1)
     np.float64(6.0)
     """
-    from .reductions import sum as _sum  # noqa: PLC0415
+    from .reductions import sum as _sum
 
     (x,) = as_arrays(x)
     x = moveaxis(x, (axis1, axis2), (-2, -1))

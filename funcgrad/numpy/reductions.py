@@ -37,7 +37,7 @@ def keepdims_shape(shape: tuple, axis) -> tuple:
 
 def expand_to(g, shape: tuple, axis, keepdims: bool):
     """Broadcast a reduced gradient ``g`` back to ``shape``."""
-    from .shape import broadcast_to, reshape  # noqa: PLC0415
+    from .shape import broadcast_to, reshape
 
     if not keepdims:
         g = reshape(g, keepdims_shape(shape, axis))
@@ -49,7 +49,7 @@ def _count(shape: tuple, axis) -> int:
 
 
 @primitive
-def sum(x, axis=None, keepdims=False):  # noqa: A001
+def sum(x, axis=None, keepdims=False):
     return _ns(x).sum(x, axis=axis, keepdims=keepdims)
 
 
@@ -68,8 +68,8 @@ def amin(x, axis=None, keepdims=False):
     return _ns(x).min(x, axis=axis, keepdims=keepdims)
 
 
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+max = amax
+min = amin
 
 
 def _numpy_mean(x, axis=None, keepdims=False):
@@ -166,7 +166,7 @@ def _zero_rank(zero, axes: tuple):
 
 def _others(ans, x, axis, keepdims):
     """The product of the other factors of each element's slice: d prod / d x."""
-    from .elementwise import where  # noqa: PLC0415
+    from .elementwise import where
 
     xv = raw(x)
     xp = xp_of(xv)
@@ -233,13 +233,13 @@ def _rcumsum(x, axis):
 
 def _flat(x, axis):
     """``(x, axis)`` with ``x`` flattened when ``axis`` is None."""
-    from .shape import reshape  # noqa: PLC0415
+    from .shape import reshape
 
     return (reshape(x, (-1,)), 0) if axis is None else (x, axis)
 
 
 def _shaped(v, x, axis):
-    from .shape import reshape  # noqa: PLC0415
+    from .shape import reshape
 
     return reshape(v, x.shape) if axis is None else v
 
@@ -275,7 +275,7 @@ def _zeros_in_order(x, axis):
 
 def _cumprod_vjp(g, ans, x, axis=None):
     # d ans[k] / d x[i] (i <= k) is the running product to k without factor i.
-    from .elementwise import where  # noqa: PLC0415
+    from .elementwise import where
 
     xf, ax = _flat(x, axis)
     zero, rank = _zeros_in_order(xf, ax)
@@ -292,7 +292,7 @@ def _cumprod_vjp(g, ans, x, axis=None):
 
 
 def _cumprod_jvp(t, ans, x, axis=None):
-    from .elementwise import where  # noqa: PLC0415
+    from .elementwise import where
 
     xf, ax = _flat(x, axis)
     tf, _ = _flat(t, axis)
@@ -336,7 +336,7 @@ def std(x, axis=None, ddof=0, keepdims=False):
     >>> fg.grad(fnp.std)(numpy.array([1.0, 3.0]))
     array([-0.5,  0.5])
     """
-    from .elementwise import sqrt  # noqa: PLC0415
+    from .elementwise import sqrt
 
     return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
 

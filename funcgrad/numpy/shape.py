@@ -303,7 +303,7 @@ _stack.vjp_joint = _stack_joint
 
 
 def _tangents_or_zeros(pairs, args):
-    from ._creation_helpers import zeros_of  # noqa: PLC0415
+    from ._creation_helpers import zeros_of
 
     ts = [zeros_of(a) for a in args]
     for i, t in pairs:
