@@ -33,8 +33,8 @@ import json
 import os
 import subprocess
 import sys
-import tracemalloc
 import traceback
+import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

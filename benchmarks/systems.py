@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import importlib.util
 import types
 
 #: Row order of every table. ``numpy`` is the hand-written reference with manual gradients.
@@ -64,6 +65,16 @@ def _import(name: str) -> types.ModuleType:
         if exc.name is not None and name.split('.')[0] == exc.name.split('.')[0]:
             raise NotInstalled(f'{name} is not installed') from exc
         raise
+
+
+def installed(system: str) -> bool:
+    """Whether ``system``'s package can be found, without importing it.
+
+    >>> installed('numpy')
+    True
+    """
+    package = {'jax.jit': 'jax'}.get(system, system)
+    return importlib.util.find_spec(package) is not None
 
 
 def version(distribution: str) -> str:

@@ -182,6 +182,9 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
     lead to a target; ``grads`` holds the seeds and is consumed as it goes.
     """
     found: dict[int, Any] = {}
+    # Serials whose gradient is an array this fold made itself by summing, and
+    # that nothing else references: further contributions are added in place.
+    owned: set[int] = set()
     nan_check = debugging_nans()
     with recording(bp, on=keep_graph):
         live = _ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
@@ -190,6 +193,7 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
             g = grads.pop(serial, None)
             if g is None:
                 continue
+            owned.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
                 found[serial] = g
             ps = parents[serial]
@@ -214,14 +218,24 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
                         in_grads[i] = gi
                     for h in hook_list:
                         h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
+            del g  # released before the sums below: a smaller peak
             for (i, p), gi in zip(ps, gis, strict=True):
                 pv = p.value
                 if type(gi) is not type(pv) or gi.shape != pv.shape or gi.dtype != pv.dtype:
                     gi = _check_grad(prim, i, p, gi)
                 s = p.serial
                 prev = grads.get(s)
-                grads[s] = gi if prev is None else prev + gi
-            del g, gis
+                if prev is None:
+                    grads[s] = gi
+                elif s in owned:
+                    prev += gi  # an array of our own: summed in place, no new allocation
+                    grads[s] = prev  # (NumPy scalars, immutable, come back as new objects)
+                else:
+                    total = prev + gi
+                    grads[s] = total
+                    if type(total) is not Node:
+                        owned.add(s)
+            del gis
     return found
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks import harness, memory
 from benchmarks.harness import Config, Section
-from benchmarks.systems import LABELS, load
+from benchmarks.systems import LABELS, installed, load
 
 NAME = 'backward_memory'
 TITLE = '7. Memory during backward'
@@ -185,12 +185,15 @@ def run(cfg: Config) -> Section:
     variants = [v for v, (system, checkpointed) in VARIANTS.items() if system in cfg.systems
                 and not (cfg.quick and checkpointed and system != 'funcgrad')]
     jobs, slots = [], []
-    for variant in variants:
+    for variant in (v for v in variants if installed(VARIANTS[v][0])):
         system = VARIANTS[variant][0]
         for mode in memory.modes_for(system in _PY_GRAPH, cfg.quick):
             jobs.append((NAME, variant, mode, {'size': size}))
             slots.append((variant, mode))
     cells: dict[tuple[str, str], tuple[str, str]] = {}
+    for variant in variants:
+        if not installed(VARIANTS[variant][0]):  # no process needed to say so
+            cells[(variant, 'tracemalloc')] = cells[(variant, 'rss')] = ('not installed',) * 2
     for slot, result in zip(slots, memory.run_children(cfg.python, jobs, cfg.child_timeout_s),
                             strict=True):
         if 'error' in result:

@@ -205,8 +205,10 @@ def run(cfg: Config) -> Section:
     cases = [Case(key, key, (lambda key=key: value_and_grad_thunk(key, x, steps_of[key])),
                   _check(steps_of[key]))
              for key in LABELS if key in cfg.systems]
-    timing_cfg = Config(quick=cfg.quick, reps=min(cfg.reps, 1 if cfg.quick else 2), min_sample_s=0.0,
-                        systems=cfg.systems, failures=cfg.failures)
+    # Calls take seconds here: few samples, one call each.
+    timing_cfg = Config(quick=cfg.quick, reps=min(cfg.reps, 1 if cfg.quick else 3),
+                        min_sample_s=0.0, systems=cfg.systems, failures=cfg.failures,
+                        verbose=cfg.verbose)
     outcomes = harness.time_cases(cases, timing_cfg, NAME)
 
     jobs, slots = [], []

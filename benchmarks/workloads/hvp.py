@@ -57,7 +57,8 @@ def _builders(a, x, v):
 
         def build_hvp():
             fg, fnp = load('funcgrad').fg, load('funcgrad').fnp
-            f = lambda x: _f(fnp, a, x)  # noqa: E731
+            def f(x):
+                return _f(fnp, a, x)
             return lambda: _unwrap(fg.hvp(f, (x,), (v,)))
         return build_grad, build_hvp
 
@@ -111,7 +112,8 @@ def _builders(a, x, v):
         def build_hvp():
             jax, jnp, aj, xj, vj = prepared()
             grad_f = jax.grad(lambda x: _f(jnp, aj, x))
-            hvp = lambda x, v: jax.jvp(grad_f, (x,), (v,))[1]  # noqa: E731
+            def hvp(x, v):
+                return jax.jvp(grad_f, (x,), (v,))[1]
             hvp = jax.jit(hvp) if jit else hvp
             return lambda: jax.block_until_ready(hvp(xj, vj))
         return build_grad, build_hvp

@@ -9,6 +9,8 @@ of BLAS.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from benchmarks import harness
@@ -24,7 +26,7 @@ def make_data(batch: int, seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndar
     """Parameters (scaled normal init), inputs and one-hot labels, all float32."""
     rng = np.random.default_rng(seed)
     params = {}
-    for layer, (fan_in, fan_out) in enumerate(zip(_SIZES[:-1], _SIZES[1:]), start=1):
+    for layer, (fan_in, fan_out) in enumerate(itertools.pairwise(_SIZES), start=1):
         params[f'W{layer}'] = (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(
             np.float32)
         params[f'b{layer}'] = (0.1 * rng.standard_normal(fan_out)).astype(np.float32)

@@ -83,7 +83,9 @@ def run(cfg: Config) -> Section:
         return harness.compare(harness.to_numpy(out).reshape(()), exact, rtol=1e-9)
 
     outcomes = harness.time_cases(harness.make_cases(cfg, _builders(), check), cfg, NAME)
-    ms = lambda seconds: f'{seconds * 1e3:.3g} ms'  # noqa: E731
+
+    def ms(seconds: float) -> str:
+        return f'{seconds * 1e3:.3g} ms'
     section = Section(
         NAME, TITLE,
         f'd^{ORDER}/dx^{ORDER} [sin(x) exp(x)] at x = {X0} by {ORDER} nested grads, float64; '

@@ -111,7 +111,9 @@ def run(cfg: Config) -> Section:
     want = numpy_value_and_grad(_X, _C, n)
     cases = harness.make_cases(cfg, _builders(n), harness.checker(want, rtol=1e-9))
     outcomes = harness.time_cases(cases, cfg, NAME)
-    per_op = lambda seconds: f'{seconds / n * 1e6:.2f} µs'  # noqa: E731
+
+    def per_op(seconds: float) -> str:
+        return f'{seconds / n * 1e6:.2f} µs'
     section = Section(
         NAME, TITLE,
         f'Chain of N={n} elementwise ops (mul, sin, add, tanh) on a (4,) float64 array, '
