@@ -22,6 +22,7 @@ from typing import Any
 import pyrsistent
 
 from . import backend
+from .backend import NUMPY_TYPES
 from .errors import BackpropError, FuncgradTypeError, FuncgradValueError, GradientTypeError
 from .hooks import active_hooks, debugging_nans
 from .node import (
@@ -221,7 +222,17 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
             del g  # released before the sums below: a smaller peak
             for (i, p), gi in zip(ps, gis, strict=True):
                 pv = p.value
-                if type(gi) is not type(pv) or gi.shape != pv.shape or gi.dtype != pv.dtype:
+                gv = gi.value if type(gi) is Node else gi
+                try:  # the common case, inline; _check_grad explains any mismatch
+                    tg = type(gv)
+                    fits = (
+                        gv.shape == pv.shape
+                        and gv.dtype == pv.dtype
+                        and (tg is type(pv) or (tg in NUMPY_TYPES and type(pv) in NUMPY_TYPES))
+                    )
+                except AttributeError:  # not an array at all
+                    fits = False
+                if not fits:
                     gi = _check_grad(prim, i, p, gi)
                 s = p.serial
                 prev = grads.get(s)

@@ -142,10 +142,10 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         if not graphs:
             return value
         # Keep no reference to Nodes that are constants here.
-        args = tuple(
+        args = tuple([
             r if type(a) is Node and a.graphs.isdisjoint(active) else a
             for a, r in zip(args, raw, strict=True)
-        )
+        ])
     if ruleless is not None:
         _check_rules_exist(prim, args)
     return make_node(value, graphs, prim, args, kwargs or None, rank)
