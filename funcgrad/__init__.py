@@ -12,8 +12,6 @@ from . import (
 from .backprop import backprop
 from .checks import check_grads
 from .combinators import (
-    checkpoint,
-    custom_vjp,
     grad,
     hessian,
     hvp,
@@ -25,6 +23,7 @@ from .combinators import (
     value_and_grad,
     vjp,
 )
+from .custom import checkpoint, custom_vjp
 from .errors import (
     BackpropError,
     DeviceMismatchError,

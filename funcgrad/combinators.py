@@ -23,29 +23,10 @@ from .backend import namespace
 from .backprop import gradients, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
-from .node import BackpropId, Node, make_node, recording, require_grad, value_of
+from .node import BackpropId, Node, PassThrough, make_node, recording, require_grad, value_of
 from .numpy import reshape, stack, zeros, zeros_like
-from .primitive import Primitive
 
-
-class _Strip:
-    """Pass-through pseudo-primitive: a Node taken off the graph of a finished call."""
-
-    name = "identity"
-    vjp_joint = None
-
-    def has_rule(self, i):
-        return True
-
-    def vjp(self, g, ans, args, kwargs, parents):
-        return [g]
-
-    @staticmethod
-    def jvp_joint(tangents, ans, args, kwargs):
-        return tangents[0][1]
-
-
-_STRIP = _Strip()
+_STRIP = PassThrough("identity")
 
 
 def _array(x: Any) -> Any:
@@ -378,129 +359,7 @@ def stop_gradient(x: Any) -> Any:
     return tree.tree_map(value_of, x)
 
 
-class _FunctionPrimitive(Primitive):
-    """A primitive over the flat leaves of a function's arguments, for one output leaf."""
-
-    __slots__ = ()
-
-
-def _function_primitive(name: str, call: Callable, joint: Callable) -> Primitive:
-    prim = _FunctionPrimitive(call, name)
-    prim.vjp_joint = joint
-    return prim
-
-
-def _wrap_leafwise(fun: Callable, name: str, make_joint: Callable) -> Callable:
-    """``fun`` as one primitive per output leaf over its flat argument leaves."""
-
-    @functools.wraps(fun)
-    def wrapped(*args):
-        leaves, treedef = tree.flatten(args)
-        raw_out = fun(*tree.unflatten(treedef, [value_of(v) for v in leaves]))
-        out_leaves, out_def = tree.flatten(raw_out)
-        if not any(type(v) is Node for v in leaves):
-            return raw_out
-        results = []
-        for k in range(len(out_leaves)):
-            def call(*flat, _k=k, _out=out_leaves):
-                return _out[_k]  # the forward value, computed once above
-
-            prim = _function_primitive(f"{name}[{k}]" if len(out_leaves) > 1 else name, call,
-                                       make_joint(treedef, out_def, k))
-            results.append(prim(*leaves))
-        return tree.unflatten(out_def, results)
-
-    return wrapped
-
-
-def _one_hot_ct(out_def: Any, k: int, g: Any, like: list) -> Any:
-    cts = [g if j == k else zeros_like(v) for j, v in enumerate(like)]
-    return tree.unflatten(out_def, cts)
-
-
-def checkpoint(fun: Callable) -> Callable:
-    """``fun`` whose intermediates are recomputed in backward instead of kept.
-
-    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> f = fg.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
-    >>> float(fg.grad(f)(numpy.array(0.0)))
-    1.0
-    """
-
-    def make_joint(treedef, out_def, k):
-        def joint(g, ans, args, kwargs, positions):
-            primal_tree = tree.unflatten(treedef, list(args))
-            out, fn = vjp(fun, *primal_tree)
-            out_leaves = tree.flatten(out)[0]
-            grads = tree.flatten(fn(_one_hot_ct(out_def, k, g, [value_of(o) for o in out_leaves])))[0]
-            return [grads[i] for i in positions]
-
-        return joint
-
-    return _wrap_leafwise(fun, "checkpoint", make_joint)
-
-
-class custom_vjp:
-    """A function with a user-given gradient (JAX-style).
-
-    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> @fg.custom_vjp
-    ... def f(x):
-    ...     return fnp.sin(x)
-    >>> f.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda res, g: (g * res,))
-    >>> fg.grad(f)(numpy.array(0.0))
-    array(1.)
-
-    ``fwd(*args)`` returns ``(out, residuals)``; ``bwd(residuals, g)`` returns a
-    tuple with one gradient per argument.  Written with ``fnp``, both are
-    differentiated again for higher orders; forward mode transposes ``bwd``.
-    """
-
-    def __init__(self, fun: Callable):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
-        self._wrapped: Callable | None = None
-
-    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
-        """Set the forward ``fwd(*args) -> (out, res)`` and backward ``bwd(res, g) -> grads``."""
-        self.fwd, self.bwd = fwd, bwd
-
-        def make_joint(treedef, out_def, k):
-            def joint(g, ans, args, kwargs, positions):
-                primal_tree = tree.unflatten(treedef, list(args))
-                out, res = fwd(*primal_tree)
-                out_leaves = tree.flatten(out)[0]
-                grads = bwd(res, _one_hot_ct(out_def, k, g, [value_of(o) for o in out_leaves]))
-                if not isinstance(grads, (tuple, list)) or len(grads) != len(primal_tree):
-                    raise FuncgradTypeError(
-                        f"custom_vjp {self.fun.__name__}: bwd must return a tuple of "
-                        f"{len(primal_tree)} gradients, got {type(grads).__name__}"
-                    )
-                flat = tree.flatten(tuple(grads))[0]
-                if len(flat) != len(args):
-                    raise FuncgradTypeError(
-                        f"custom_vjp {self.fun.__name__}: bwd returned {len(flat)} gradient "
-                        f"leaves for {len(args)} argument leaves"
-                    )
-                return [flat[i] for i in positions]
-
-            return joint
-
-        self._wrapped = _wrap_leafwise(
-            lambda *a: fwd(*a)[0], getattr(self.fun, "__name__", "custom_vjp"), make_joint
-        )
-
-    def __call__(self, *args):
-        if self._wrapped is None:
-            return self.fun(*args)
-        return self._wrapped(*args)
-
-
 __all__ = [
-    "checkpoint",
-    "custom_vjp",
     "grad",
     "hessian",
     "hvp",

@@ -453,11 +453,18 @@ def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
     return type(node) is Node and bp in node.graphs
 
 
-class _Join:
-    """The pseudo-primitive of a Node put on one more graph by require_grad."""
+class PassThrough:
+    """A pseudo-primitive whose output is its one argument, unchanged.
 
-    name = "require_grad"
+    ``require_grad`` uses it to put a Node on one more graph (on the new graph
+    the result is a leaf; on the old ones, the argument passed through), and
+    the combinators to take a Node off the graph of a call that has finished.
+    """
+
     vjp_joint = None
+
+    def __init__(self, name: str):
+        self.name = name
 
     def has_rule(self, i: int) -> bool:
         return True
@@ -470,10 +477,10 @@ class _Join:
         return tangents[0][1]
 
     def __repr__(self) -> str:
-        return "<primitive require_grad>"
+        return f"<primitive {self.name}>"
 
 
-_JOIN = _Join()
+_JOIN = PassThrough("require_grad")
 
 
 def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict]:

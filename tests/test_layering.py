@@ -29,6 +29,7 @@ LAYERS = {
     "funcgrad.forward": 5,
     "funcgrad.combinators": 6,
     "funcgrad.graph": 6,
+    "funcgrad.custom": 6,
     "funcgrad.checks": 6,
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,

@@ -326,7 +326,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     n = _count(shape_of(x), axis) - ddof
     d = x - mean(x, axis=axis, keepdims=True)
     # NumPy divides by max(N - ddof, 0); ``max`` is amax in this module
-    return sum(d * d, axis=axis, keepdims=keepdims) / (n if n > 0 else 0)
+    return sum(d * d, axis=axis, keepdims=keepdims) / (n if n > 0 else 0)  # noqa: FURB136
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
