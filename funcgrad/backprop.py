@@ -31,6 +31,7 @@ from .node import (
     BackpropId,
     Node,
     _check_id,
+    collector_paused,
     raw_args,
     recording,
     walk,
@@ -170,9 +171,10 @@ def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None) -> l
         prev = grads.get(out.serial)
         grads[out.serial] = g if prev is None else prev + g
     targets = {n.serial: n for n in inputs}
-    order, parents = walk(outputs, targets, bp)
-    order.reverse()  # highest rank first, ties in creation order
-    found = fold(order, parents, grads, targets, bp, keep_graph, hook_list)
+    with collector_paused():
+        order, parents = walk(outputs, targets, bp)
+        order.reverse()  # highest rank first, ties in creation order
+        found = fold(order, parents, grads, targets, bp, keep_graph, hook_list)
     return [found.get(n.serial) for n in inputs]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .node import _ACTIVE, BackpropId, Node, raw_args, recording, walk
+from .node import _ACTIVE, BackpropId, Node, collector_paused, raw_args, recording, walk
 
 
 def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
@@ -68,6 +68,11 @@ def jvp_step(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
 def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: BackpropId) -> list:
     """Tangents of ``outputs`` (None where unreached), given those of ``inputs`` on ``bp``."""
     targets = {n.serial: n for n in inputs}
+    with collector_paused():
+        return _forward(outputs, inputs, tangents, bp, targets)
+
+
+def _forward(outputs, inputs, tangents, bp, targets) -> list:
     order, parents = walk(outputs, targets, bp)
     tan: dict[int, Any] = {}
     for n, t in zip(inputs, tangents, strict=True):

@@ -85,3 +85,23 @@ def test_row(row, shapes, dtype):
     ct = fg.tree.tree_map(np.ones_like, out)
     for a, g in zip(args, vjp_fn(ct), strict=True):
         assert g.dtype == a.dtype and g.shape == a.shape
+
+
+def _float16_cases():
+    for row in ROWS:
+        shapes = next((s for s in row.shapes if all(np.prod(x) > 0 for x in s)), row.shapes[0])
+        yield pytest.param(row, shapes, id=f"{row.name}{('-' + row.id) if row.id else ''}")
+
+
+@pytest.mark.parametrize("row, shapes", list(_float16_cases()))
+def test_float16_gradients_stay_float16(row, shapes):
+    rng = np.random.default_rng(zlib.crc32(row.name.encode()))
+    args = row.inputs(rng, "float16", shapes)
+    out, vjp_fn = fg.vjp(row.fun, *args)
+    ct = fg.tree.tree_map(np.ones_like, out)
+    for a, g in zip(args, vjp_fn(ct), strict=True):
+        assert g.dtype == np.float16, f"{row.name}: gradient dtype {g.dtype} for float16 input"
+        assert g.shape == a.shape
+    _, t = fg.jvp(row.fun, args, tuple(np.ones_like(a) for a in args))
+    for leaf in fg.tree.flatten(t)[0]:
+        assert np.asarray(leaf).dtype == np.float16, f"{row.name}: tangent dtype changed"
