@@ -1,0 +1,19 @@
+"""The README's Python examples run as written, in order, as one session."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import warnings
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_examples_run_in_order():
+    assert len(BLOCKS) >= 2
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the (1,)-shaped §4 example
+        for index, block in enumerate(BLOCKS):
+            exec(compile(block, f"README block {index}", "exec"), namespace)
