@@ -20,6 +20,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import operator
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -515,6 +516,7 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
     """
     parents: dict[int, list] = {}
     nodes: list[Node] = []
+    stray_leaves = False  # a leaf that is not a target: some nodes may lead nowhere
     stack = list(outputs)
     while stack:
         node = stack.pop()
@@ -524,23 +526,33 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
         ps = _parents_on(node.args, bp)
         parents[serial] = ps
         nodes.append(node)
+        if not ps and serial not in targets:
+            stray_leaves = True
         for _, p in ps:
             if p.serial not in parents:
                 stack.append(p)
-    nodes.sort(key=_by_rank_then_newest)
+    # Two C-keyed stable sorts: ascending rank, ties newest first.
+    nodes.sort(key=_SERIAL, reverse=True)
+    nodes.sort(key=_RANK)
+    if not stray_leaves:  # every path ends at a target (always so in the combinators)
+        return nodes, parents
     kept: dict[int, list] = {}
     order = []
     for node in nodes:
         serial = node.serial
         ps = parents[serial]
         for _, p in ps:
-            if p.serial not in kept:  # rare: a parent that reaches no target
+            if p.serial not in kept:  # a parent that reaches no target
                 ps = [(i, p) for i, p in ps if p.serial in kept]
                 break
         if ps or serial in targets:
             kept[serial] = ps
             order.append(node)
     return order, kept
+
+
+_SERIAL = operator.attrgetter("serial")
+_RANK = operator.attrgetter("rank")
 
 
 def _parents_on(args: tuple, bp: BackpropId) -> list:
@@ -550,8 +562,3 @@ def _parents_on(args: tuple, bp: BackpropId) -> list:
         return [(0, a)] if type(a) is Node and bp in a.graphs else []
     return [(i, a) for i, a in enumerate(args) if type(a) is Node and bp in a.graphs]
 
-
-def _by_rank_then_newest(node: Node) -> tuple[int, int]:
-    # Ascending rank, ties newest first: reversed, this is the reverse fold's
-    # order -- highest rank first, ties in creation order.
-    return (node.rank, -node.serial)
