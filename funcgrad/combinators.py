@@ -135,12 +135,13 @@ def _partial(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
 
 
 def _scalar_seed(out: Any, name: str) -> Any:
-    size = getattr(out, "size", 1 if isinstance(out, (int, float)) else None)
-    if size != 1:
-        shape = getattr(out, "shape", type(out).__name__)
-        raise FuncgradValueError(f"{name} needs a scalar (size-1) output, got shape {shape}")
     v = value_of(out)
-    return namespace(v).ones(numpy.shape(v) if not hasattr(v, "shape") else v.shape, getattr(v, "dtype", float))
+    if isinstance(v, (int, float)):  # a constant function
+        v = numpy.asarray(v, dtype=float)
+    if getattr(v, "size", None) != 1:
+        shape = getattr(v, "shape", type(v).__name__)
+        raise FuncgradValueError(f"{name} needs a scalar (size-1) output, got shape {shape}")
+    return namespace(v).ones(v.shape, v.dtype)
 
 
 def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:

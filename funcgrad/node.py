@@ -485,8 +485,7 @@ class PassThrough:
 _JOIN = PassThrough("require_grad")
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+class collector_paused:
     """Pause Python's cycle collector for the block (if it was running).
 
     The folds make no reference cycles, so the collector has nothing to find
@@ -494,13 +493,16 @@ def collector_paused() -> Iterator[None]:
     while a large fold allocates its temporaries (a third of the backward time
     at a million nodes).  Restored on exit; never turned on if it was off.
     """
-    running = gc.isenabled()
-    if running:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if running:
+
+    __slots__ = ("running",)
+
+    def __enter__(self) -> None:
+        self.running = gc.isenabled()
+        if self.running:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.running:
             gc.enable()
 
 

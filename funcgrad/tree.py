@@ -36,14 +36,13 @@ for _pvector_type in {type(pyrsistent.pvector()), pyrsistent._pvector.PythonPVec
     )
 
 
-def _is_leaf(x: Any) -> bool:
-    # Nodes are leaves even though they define __getitem__/__len__.
-    return type(x).__name__ == "Node" and type(x).__module__ == "funcgrad.node"
-
-
 def flatten(tree: Any) -> tuple[list, optree.PyTreeSpec]:
-    """Leaves of ``tree`` (left to right) and its structure."""
-    return optree.tree_flatten(tree, is_leaf=_is_leaf, namespace=NAMESPACE)
+    """Leaves of ``tree`` (left to right) and its structure.
+
+    Anything optree does not know as a container is a leaf: arrays, numbers,
+    and Nodes (their ``__getitem__`` makes them no container).
+    """
+    return optree.tree_flatten(tree, namespace=NAMESPACE)
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
@@ -59,7 +58,7 @@ def flatten_up_to(treedef: optree.PyTreeSpec, tree: Any) -> list:
     try:
         return treedef.flatten_up_to(tree)
     except (ValueError, TypeError) as exc:
-        other = optree.tree_structure(tree, is_leaf=_is_leaf, namespace=NAMESPACE)
+        other = optree.tree_structure(tree, namespace=NAMESPACE)
         raise ValueError(
             f"tree structure mismatch: expected {treedef}, got {other}"
         ) from exc
@@ -67,4 +66,4 @@ def flatten_up_to(treedef: optree.PyTreeSpec, tree: Any) -> list:
 
 def tree_map(fun, tree: Any, *rest: Any) -> Any:
     """Apply ``fun`` leafwise to ``tree`` (and trees of the same structure)."""
-    return optree.tree_map(fun, tree, *rest, is_leaf=_is_leaf, namespace=NAMESPACE)
+    return optree.tree_map(fun, tree, *rest, namespace=NAMESPACE)
