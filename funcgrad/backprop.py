@@ -32,6 +32,7 @@ from .node import (
     Node,
     _check_id,
     collector_paused,
+    rank_order,
     raw_args,
     recording,
     walk,
@@ -159,10 +160,12 @@ def backprop(
     return pyrsistent.pmap(dict(zip(inputs, found, strict=True)))
 
 
-def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None) -> list:
+def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None, prune=True) -> list:
     """The reverse fold without the checks: one gradient (or None) per input.
 
-    ``hook_list`` None means the hooks of the context.
+    ``hook_list`` None means the hooks of the context.  ``prune=False`` skips
+    the walk that drops nodes leading to no input: for graphs whose every leaf
+    is an input, as in the combinators, where it would find nothing to drop.
     """
     if hook_list is None:
         hook_list = active_hooks()
@@ -172,17 +175,22 @@ def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None) -> l
         grads[out.serial] = g if prev is None else prev + g
     targets = {n.serial: n for n in inputs}
     with collector_paused():
-        order, parents = walk(outputs, targets, bp)
-        order.reverse()  # highest rank first, ties in creation order
-        found = fold(order, parents, grads, targets, bp, keep_graph, hook_list)
+        if prune:
+            order, parents = walk(outputs, targets, bp)
+            # highest rank first, ties in creation order
+            steps = ((n, parents[n.serial]) for n in reversed(order))
+        else:
+            steps = rank_order(outputs, bp)
+        found = fold(steps, grads, targets, bp, keep_graph, hook_list)
     return [found.get(n.serial) for n in inputs]
 
 
-def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
-    """Run the backward steps over ``order``; return the gradients of ``targets`` by serial.
+def fold(steps, grads, targets, bp, keep_graph, hook_list) -> dict:
+    """Run the backward steps; return the gradients of ``targets`` by serial.
 
-    ``parents[serial]`` lists the ``(position, parent)`` pairs of a node that
-    lead to a target; ``grads`` holds the seeds and is consumed as it goes.
+    ``steps`` yields ``(node, parents)`` in rank order, ``parents`` being the
+    node's ``(position, parent)`` pairs to fold into; ``grads`` holds the seeds
+    and is consumed as it goes.
     """
     found: dict[int, Any] = {}
     # Serials whose gradient is an array this fold made itself by summing, and
@@ -191,7 +199,7 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
     nan_check = debugging_nans()
     with recording(bp, on=keep_graph):
         live = _ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
-        for node in order:
+        for node, ps in steps:
             serial = node.serial
             g = grads.pop(serial, None)
             if g is None:
@@ -199,7 +207,6 @@ def fold(order, parents, grads, targets, bp, keep_graph, hook_list) -> dict:
             owned.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
                 found[serial] = g
-            ps = parents[serial]
             if not ps:
                 continue
             prim = node.primitive

@@ -105,7 +105,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
             if type(o) is Node and bp in o.graphs and c is not None:
                 outs.append(o)
                 seeds.append(seed(o, c, k))
-        found = gradients(outs, seeds, nodes, bp) if outs else [None] * len(nodes)
+        found = gradients(outs, seeds, nodes, bp, prune=False) if outs else [None] * len(nodes)
         grads = [
             zeros_like(n.value) if g is None else _array(g)
             for n, g in zip(nodes, found, strict=True)

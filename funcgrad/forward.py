@@ -20,7 +20,7 @@ from .node import _ACTIVE, BackpropId, Node, collector_paused, raw_args, recordi
 
 def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
     """``J t`` from the VJP ``g -> Jᵀ g``: one more backward pass, over ``g``."""
-    from .backprop import backprop
+    from .backprop import gradients, seed
     from .node import require_grad
 
     zeros = _ops().zeros_like(ans.value if type(ans) is Node else ans)
@@ -29,13 +29,13 @@ def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> 
         g = require_grad(zeros, with_g)
         cts = prim.vjp(g, ans, args, kwargs, pairs)
     outs, seeds = [], []
-    for ct, (_, t) in zip(cts, pairs, strict=True):
+    for k, (ct, (_, t)) in enumerate(zip(cts, pairs, strict=True)):
         if type(ct) is Node and with_g in ct.graphs:
             outs.append(ct)
-            seeds.append(t)
+            seeds.append(seed(ct, t, k))
     if not outs:
         return None
-    return backprop(outs, [g], seeds, backprop_id=with_g)[g]
+    return gradients(outs, seeds, [g], with_g, prune=False)[0]
 
 
 def _ops():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import heapq
 import itertools
 import operator
 from collections.abc import Iterator
@@ -551,6 +552,33 @@ def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict
             kept[serial] = ps
             order.append(node)
     return order, kept
+
+
+def rank_order(outputs: list, bp: BackpropId) -> Iterator[tuple[Node, list]]:
+    """Yield ``(node, parents on bp)`` for every node on ``bp`` that ``outputs`` reach.
+
+    Highest rank first, ties in creation order: the reverse fold's order, made
+    lazily with a heap as Chainer does.  A node comes out only after every node
+    of higher rank that reaches it, so its gradient is complete by then.  No
+    pruning: for graphs whose every leaf is a target (the combinators' own).
+    """
+    heap = []
+    seen = set()
+    for o in outputs:
+        if o.serial not in seen:
+            seen.add(o.serial)
+            heap.append((-o.rank, o.serial, o))
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        node = pop(heap)[2]
+        ps = _parents_on(node.args, bp)
+        for _, p in ps:
+            s = p.serial
+            if s not in seen:
+                seen.add(s)
+                push(heap, (-p.rank, s, p))
+        yield node, ps
 
 
 _SERIAL = operator.attrgetter("serial")

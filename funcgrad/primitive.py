@@ -129,13 +129,14 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                 graphs = g
             elif g is not graphs:
                 graphs = graphs | g
-            if a.rank >= rank:
-                rank = a.rank + 1
+            r = a.rank
+            if r >= rank:
+                rank = r + 1
             if i not in differentiable:
                 ruleless = i
         elif type(a) not in NUMPY_TYPES:
             impl = prim.impl
-    value = impl(*raw, **kwargs)
+    value = impl(*raw, **kwargs) if kwargs else impl(*raw)
     active = _ACTIVE.get()
     if not graphs <= active:  # some graph is finished, or being folded
         graphs = graphs & active
