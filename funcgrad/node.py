@@ -153,10 +153,11 @@ class Node(_NodeSlots):
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Node is immutable: cannot set {name!r}")
+        # attrs' error (an AttributeError), as for every frozen value here.
+        raise attrs.exceptions.FrozenInstanceError(f"Node is immutable: cannot set {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"Node is immutable: cannot delete {name!r}")
+        raise attrs.exceptions.FrozenInstanceError(f"Node is immutable: cannot delete {name!r}")
 
     def __copy__(self) -> Node:
         return self
