@@ -115,6 +115,14 @@ def _conversion_error(node: Node, what: str) -> NodeConversionError:
     )
 
 
+class FrozenNodeError(attrs.exceptions.FrozenInstanceError):
+    """Setting or deleting an attribute of a Node: attrs' frozen error, with a message."""
+
+    def __init__(self, message: str):
+        AttributeError.__init__(self, message)
+        self.msg = message
+
+
 class _NodeSlots:
     __slots__ = ("args", "graphs", "kwargs", "primitive", "rank", "serial", "value")
 
@@ -153,11 +161,10 @@ class Node(_NodeSlots):
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # attrs' error (an AttributeError), as for every frozen value here.
-        raise attrs.exceptions.FrozenInstanceError(f"Node is immutable: cannot set {name!r}")
+        raise FrozenNodeError(f"Node is immutable: cannot set {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise attrs.exceptions.FrozenInstanceError(f"Node is immutable: cannot delete {name!r}")
+        raise FrozenNodeError(f"Node is immutable: cannot delete {name!r}")
 
     def __copy__(self) -> Node:
         return self
