@@ -23,7 +23,16 @@ from .backend import namespace
 from .backprop import gradients, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
-from .node import BackpropId, Node, PassThrough, make_node, recording, require_grad, value_of
+from .node import (
+    BackpropId,
+    Node,
+    PassThrough,
+    collector_paused,
+    make_node,
+    recording,
+    require_grad,
+    value_of,
+)
 from .numpy import reshape, stack, zeros, zeros_like
 
 _STRIP = PassThrough("identity")
@@ -66,7 +75,10 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False):
     """Run ``fun`` on leaves of a fresh graph: (graph, leaves, treedef, out, aux)."""
     bp = BackpropId(name)
     leaves, treedef = tree.flatten(tuple(primals))
-    with recording(bp):
+    # The collector pauses while the graph grows: its nodes make no cycles, and
+    # a large graph would otherwise be traversed again at every full
+    # collection (40% of the time of a 10^5-step chain).
+    with recording(bp), collector_paused():
         nodes = []
         for i, leaf in enumerate(leaves):
             try:
