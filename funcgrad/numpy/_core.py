@@ -27,6 +27,7 @@ __all__ = [
     "ufunc",
     "unbroadcast",
     "xp_of",
+    "zeros_of",
 ]
 
 raw = value_of
@@ -35,6 +36,12 @@ raw = value_of
 def shape_of(x: Any) -> tuple:
     """The shape of an array, Node or Python number."""
     return getattr(x, "shape", ())
+
+
+def zeros_of(x: Any) -> Any:
+    """Raw zeros of the shape, dtype and device of ``x`` (an array, Node or number)."""
+    v = value_of(x)
+    return xp_of(v).zeros(getattr(v, "shape", ()), getattr(v, "dtype", float))
 
 
 def xp_of(*xs: Any):

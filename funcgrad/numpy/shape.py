@@ -25,7 +25,7 @@ from typing import Any
 import numpy
 
 from ..backend import to_device
-from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
+from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
 from ._core import namespace as _ns
 
 
@@ -303,8 +303,6 @@ _stack.vjp_joint = _stack_joint
 
 
 def _tangents_or_zeros(pairs, args):
-    from ._creation_helpers import zeros_of
-
     ts = [zeros_of(a) for a in args]
     for i, t in pairs:
         ts[i] = t
