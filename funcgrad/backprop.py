@@ -247,13 +247,15 @@ def fold(steps, grads, targets, bp, keep_graph, hook_list) -> dict:
                 prev = grads.get(s)
                 if prev is None:
                     grads[s] = gi
-                elif s in owned:
+                elif s in owned and type(gi) is not Node:
                     prev += gi  # an array of our own: summed in place, no new allocation
                     grads[s] = prev  # (NumPy scalars, immutable, come back as new objects)
                 else:
                     total = prev + gi
                     grads[s] = total
-                    if type(total) is not Node:
+                    if type(total) is Node:  # a sum recorded on another graph
+                        owned.discard(s)
+                    else:
                         owned.add(s)
             del gis
     return found

@@ -186,3 +186,17 @@ def test_default_graph_and_a_scope_are_independent():
         # mixed partials agree: d/dv (2uv) = d/du (u^2) = 2u
         np.testing.assert_allclose(fg.backprop([gu], [v], backprop_id=bp)[v], 4.0)
         np.testing.assert_allclose(fg.backprop([gv], [u])[u], 4.0)
+
+
+def test_raw_and_recorded_contributions_to_one_gradient_add_up():
+    # x gets three contributions on bp_x: two plain arrays (from x * x, whose
+    # node is on bp_x only) summed first, then one recorded on bp_y (from x * y).
+    with fg.backprop_scope("bp_y") as bp_y, fg.backprop_scope("bp_x") as bp_x:
+        x = fg.require_grad(np.array([2.0, 3.0]), bp_x)
+        y = fg.require_grad(np.array([5.0, 7.0]), bp_y)
+        z = fnp.sum(x * x) + fnp.sum(x * y)
+        gx = fg.backprop([z], [x], backprop_id=bp_x)[x]  # 2x + y
+        np.testing.assert_allclose(fg.value_of(gx), 2 * x.value + y.value)
+        assert fg.is_grad_required(gx, bp_y)
+        gy = fg.backprop([fnp.sum(gx)], [y], backprop_id=bp_y)[y]
+        np.testing.assert_allclose(gy, np.ones(2))
