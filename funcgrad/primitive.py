@@ -111,6 +111,34 @@ class Primitive:
         return out
 
 
+class UnaryPrimitive(Primitive):
+    """A primitive of one array argument: the same, with a call spared its loop."""
+
+    __slots__ = ()
+
+    def __call__(self, x: Any, **kwargs: Any) -> Any:
+        t = type(x)
+        if t in NUMPY_TYPES:
+            return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
+        if t is Node:
+            return bind(self, (x,), kwargs)
+        return self.impl(x, **kwargs)
+
+
+class BinaryPrimitive(Primitive):
+    """A primitive of two array arguments: the same, with a call spared its loop."""
+
+    __slots__ = ()
+
+    def __call__(self, x: Any, y: Any, **kwargs: Any) -> Any:
+        tx, ty = type(x), type(y)
+        if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
+            return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+        if tx is Node or ty is Node:
+            return bind(self, (x, y), kwargs)
+        return self.impl(x, y, **kwargs)
+
+
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """Apply ``prim`` to arguments some of which are Nodes; record the result."""
     graphs = None

@@ -12,7 +12,7 @@ import numpy
 
 from ..backend import namespace
 from ..node import Node, value_of
-from ..primitive import Primitive, defjvp, defvjp, primitive
+from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, primitive
 
 __all__ = [
     "Node",
@@ -56,7 +56,9 @@ def ufunc(name: str) -> Primitive:
         return getattr(namespace(*args), name)(*args, **kwargs)
 
     impl.__name__ = impl.__qualname__ = name
-    prim = Primitive(impl, name, numpy_impl=getattr(numpy, name))
+    numpy_fun = getattr(numpy, name)
+    kind = {1: UnaryPrimitive, 2: BinaryPrimitive}.get(getattr(numpy_fun, "nin", None), Primitive)
+    prim = kind(impl, name, numpy_impl=numpy_fun)
     prim.__doc__ = f"``{name}`` in the namespace of the inputs, differentiable."
     return prim
 
