@@ -350,16 +350,24 @@ def hessian(fun: Callable, argnums: Any = 0) -> Callable:
 def hvp(fun: Callable, primals: Any, tangents: Any) -> Any:
     """Hessian-vector product of scalar ``fun`` at ``primals`` along ``tangents``.
 
-    Forward over reverse: the Hessian is never formed.  Returns one array per
-    primal (a single array when there is one primal).
+    Reverse over forward: the gradient of the directional derivative
+    ``<grad fun, v>``, so the Hessian is never formed, and, unlike forward over
+    reverse, no work goes into the gradient itself, which ``hvp`` does not
+    return.  Returns one array per primal (a single array when there is one).
 
     >>> import numpy, funcgrad as fg
     >>> fg.hvp(lambda x: (x ** 3).sum(), (numpy.array([1.0, 2.0]),), (numpy.ones(2),))
     array([ 6., 12.])
     """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise FuncgradTypeError("hvp: primals and tangents must be tuples (one entry per argument)")
     n = len(primals)
-    _, t = jvp(grad(fun, argnums=tuple(range(n))), tuple(primals), tuple(tangents))
-    return t[0] if n == 1 else t
+
+    def directional(*xs):
+        return jvp(fun, xs, tuple(tangents))[1]
+
+    h = grad(directional, argnums=tuple(range(n)))(*primals)
+    return h[0] if n == 1 else h
 
 
 def stop_gradient(x: Any) -> Any:
