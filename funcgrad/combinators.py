@@ -1,6 +1,6 @@
 """Function transformations: vjp, grad, jvp, Jacobians, Hessians (layer 6).
 
-Each is a few lines over two primitives of its own: ``_trace`` (run a function
+Each is a few lines over two helpers of its own: ``_trace`` (run a function
 on fresh leaves of a new graph) and the two folds.  Every call opens a graph of
 its own, so nested calls never confuse their levels: an inner gradient is
 recorded on every outer graph and stays differentiable there.
