@@ -30,7 +30,7 @@ import attrs
 import numpy
 
 from . import backend
-from .errors import BackpropError, FuncgradTypeError, NodeConversionError
+from .errors import BackpropError, FuncgradError, FuncgradTypeError, NodeConversionError
 
 _ordinals = itertools.count(1)
 _serials = itertools.count()
@@ -115,8 +115,8 @@ def _conversion_error(node: Node, what: str) -> NodeConversionError:
     )
 
 
-class FrozenNodeError(attrs.exceptions.FrozenInstanceError):
-    """Setting or deleting an attribute of a Node: attrs' frozen error, with a message."""
+class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
+    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError)."""
 
     def __init__(self, message: str):
         AttributeError.__init__(self, message)

@@ -360,3 +360,13 @@ def test_value_of_reads_the_value_without_gradient():
     assert fg.value_of(4.0) == 4.0
     a = np.ones(2)
     assert fg.value_of(a) is a
+
+
+def test_the_frozen_error_is_a_library_error_and_attrs_one():
+    import attrs
+
+    x = fg.require_grad(np.ones(2))
+    with pytest.raises(fg.FuncgradError, match="'value'") as info:
+        x.value = np.zeros(2)
+    assert isinstance(info.value, attrs.exceptions.FrozenInstanceError)
+    assert isinstance(info.value, AttributeError)

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy
 
+from ..errors import FuncgradTypeError, FuncgradValueError
 from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
 from .elementwise import absolute, power, where
@@ -67,7 +68,7 @@ def _square(a, name: str) -> Any:
     (a,) = as_arrays(a)
     s = shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
-        raise ValueError(f"linalg.{name}: needs square matrices (..., n, n), got shape {s}")
+        raise FuncgradValueError(f"linalg.{name}: needs square matrices (..., n, n), got shape {s}")
     return a
 
 
@@ -277,7 +278,7 @@ def _vector_norm(x, ord, axis, keepdims):
         v = raw(x)
         return xp_of(v).sum(v != 0, axis=axis, keepdims=keepdims).astype(v.dtype)
     if not isinstance(ord, numbers.Real):
-        raise TypeError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+        raise FuncgradTypeError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     return power(_sum(power(absolute(x), ord), axis=axis, keepdims=keepdims), 1 / ord)
 
 
@@ -294,12 +295,10 @@ def _matrix_norm(x, ord, axes, keepdims):
             return out
         return reshape(out, tuple(n for i, n in enumerate(shape_of(x)) if i not in axes))
     if ord in (2, -2, "nuc"):
-        from ..errors import FuncgradValueError
-
         raise FuncgradValueError(
             f"linalg.norm: ord={ord!r} for matrices needs singular values, not supported yet"
         )
-    raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    raise FuncgradValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
@@ -321,18 +320,18 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         if ord is None:
             return _norm2(x, axis=None, keepdims=keepdims)
         if ndim not in (1, 2):
-            raise ValueError("linalg.norm: improper number of dimensions to norm")
+            raise FuncgradValueError("linalg.norm: improper number of dimensions to norm")
         axes = tuple(range(ndim))
     else:
         axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
         axes = tuple(check_axis(a, ndim, "linalg.norm") for a in axes)
         if len(set(axes)) != len(axes):
-            raise ValueError(f"linalg.norm: duplicate axes in {axis}")
+            raise FuncgradValueError(f"linalg.norm: duplicate axes in {axis}")
     if len(axes) == 1:
         return _vector_norm(x, ord, axes[0], keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
-    raise ValueError("linalg.norm: improper number of dimensions to norm")
+    raise FuncgradValueError("linalg.norm: improper number of dimensions to norm")
 
 
 __all__ = ["cholesky", "det", "inv", "norm", "slogdet", "solve"]

@@ -16,6 +16,7 @@ import math
 import string
 from typing import Any
 
+from ..errors import FuncgradValueError
 from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
 from .shape import as_arrays, broadcast_to, getitem, moveaxis, reshape, transpose
@@ -65,13 +66,13 @@ defjvp(matmul, lambda t, ans, x, y: bcast(matmul(t, y), ans), lambda t, ans, x, 
 def _tensordot_axes(axes, nda: int, ndb: int) -> tuple[list, list]:
     if isinstance(axes, int):
         if axes < 0 or axes > min(nda, ndb):
-            raise ValueError(f"tensordot: axes={axes} is out of range for {nda}-d and {ndb}-d")
+            raise FuncgradValueError(f"tensordot: axes={axes} is out of range for {nda}-d and {ndb}-d")
         return list(range(nda - axes, nda)), list(range(axes))
     axes_a, axes_b = axes
     axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
     axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
     if len(axes_a) != len(axes_b):
-        raise ValueError(f"tensordot: axes {axes_a} and {axes_b} differ in length")
+        raise FuncgradValueError(f"tensordot: axes {axes_a} and {axes_b} differ in length")
     return [int(i) % max(nda, 1) for i in axes_a], [int(i) % max(ndb, 1) for i in axes_b]
 
 
@@ -90,7 +91,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     axes_a, axes_b = _tensordot_axes(axes, len(sa), len(sb))
     for i, j in zip(axes_a, axes_b, strict=True):
         if sa[i] != sb[j]:
-            raise ValueError(f"tensordot: shape mismatch, {sa} axis {i} vs {sb} axis {j}")
+            raise FuncgradValueError(f"tensordot: shape mismatch, {sa} axis {i} vs {sb} axis {j}")
     free_a = [i for i in range(len(sa)) if i not in axes_a]
     free_b = [j for j in range(len(sb)) if j not in axes_b]
     k = math.prod(sa[i] for i in axes_a)
@@ -181,7 +182,7 @@ def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
         lhs, out = subscripts, None
     ins = lhs.split(",")
     if len(ins) != len(shapes):
-        raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
+        raise FuncgradValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
     used = {c for c in lhs + (out or "") if c in _LETTERS}
     free = [c for c in _LETTERS if c not in used]
     n_ell = max((len(s) - (len(sub) - 3) for sub, s in zip(ins, shapes) if "..." in sub),
@@ -193,7 +194,7 @@ def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
             k = len(s) - (len(sub) - 3)
             sub = sub.replace("...", ell[n_ell - k:] if k else "")
         if len(sub) != len(s) or any(c not in _LETTERS for c in sub):
-            raise ValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {s}")
+            raise FuncgradValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {s}")
         expanded.append(sub)
     if out is None:  # implicit: broadcast axes, then labels seen once, sorted
         counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
@@ -288,10 +289,10 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
             if size.get(c, 1) == 1:
                 size[c] = n
             elif n not in (1, size[c]):
-                raise ValueError(f"einsum: label {c!r} has sizes {size[c]} and {n}")
+                raise FuncgradValueError(f"einsum: label {c!r} has sizes {size[c]} and {n}")
     for c in out:
         if c not in size:
-            raise ValueError(f"einsum: output label {c!r} is not in any operand")
+            raise FuncgradValueError(f"einsum: output label {c!r} is not in any operand")
     # Broadcast size-1 axes up front: then no rule has to undo broadcasting.
     ops = []
     for sub, o in zip(ins, operands, strict=True):

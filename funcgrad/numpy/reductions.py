@@ -11,6 +11,7 @@ import math
 
 import numpy
 
+from ..errors import FuncgradValueError
 from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
 
@@ -24,7 +25,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
     for a in axes:
         a = int(a)
         if not -ndim <= a < (ndim or 1):
-            raise ValueError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
+            raise FuncgradValueError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy
 
 from ..backend import to_device
+from ..errors import FuncgradTypeError, FuncgradValueError
 from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
 from ._core import namespace as _ns
 
@@ -227,7 +228,7 @@ def getitem(x: Any, index: Any) -> Any:
 def check_axis(axis: int, ndim: int, name: str) -> int:
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of {ndim} dimensions")
+        raise FuncgradValueError(f"{name}: axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim
 
 
@@ -246,7 +247,7 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     idx = xp.asarray(raw(indices))
     if idx.dtype.kind not in "iu":
         if idx.size:
-            raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+            raise FuncgradTypeError(f"take: indices must be integers, got dtype {idx.dtype}")
         idx = idx.astype(numpy.intp)
     n = shape_of(x)[axis]
     if mode == "wrap":
@@ -254,7 +255,7 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     elif mode == "clip":
         idx = xp.clip(idx, 0, n - 1)
     elif mode != "raise":
-        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+        raise FuncgradValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     return _getitem(x, (slice(None),) * axis + (idx,))
 
 
@@ -370,7 +371,7 @@ def _axes_list(axes, ndim: int, name: str) -> list:
     axes = [axes] if isinstance(axes, (int, numpy.integer)) else list(axes)
     out = [check_axis(a, ndim, name) for a in axes]
     if len(set(out)) != len(out):
-        raise ValueError(f"{name}: repeated axis in {axes}")
+        raise FuncgradValueError(f"{name}: repeated axis in {axes}")
     return out
 
 
@@ -385,7 +386,7 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     src = _axes_list(source, ndim, "moveaxis")
     dst = _axes_list(destination, ndim, "moveaxis")
     if len(src) != len(dst):
-        raise ValueError("moveaxis: source and destination need the same number of axes")
+        raise FuncgradValueError("moveaxis: source and destination need the same number of axes")
     order = [i for i in range(ndim) if i not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
@@ -476,7 +477,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
     if counts.size == 1:  # one count for all, as NumPy broadcasts it
         r = int(counts.reshape(()))
         if r < 0:
-            raise ValueError(f"repeat: negative repeat count {r}")
+            raise FuncgradValueError(f"repeat: negative repeat count {r}")
         spread = expand_dims(x, axis + 1)
         spread = broadcast_to(spread, shape[: axis + 1] + (r,) + shape[axis + 1:])
         return reshape(spread, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
@@ -498,7 +499,7 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
     if numpy.ndim(indices_or_sections) == 0:
         parts = int(indices_or_sections)
         if parts <= 0 or n % parts:
-            raise ValueError("array split does not result in an equal division")
+            raise FuncgradValueError("array split does not result in an equal division")
         cuts = [i * (n // parts) for i in range(1, parts)]
     else:
         cuts = [int(i) for i in indices_or_sections]
