@@ -121,6 +121,12 @@ class UnaryPrimitive(Primitive):
         if t in NUMPY_TYPES:
             return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
         if t is Node:
+            graphs = x.graphs
+            if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
+                v = x.value
+                impl = self.numpy_impl if type(v) in NUMPY_TYPES else self.impl
+                value = impl(v, **kwargs) if kwargs else impl(v)
+                return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
             return bind(self, (x,), kwargs)
         return self.impl(x, **kwargs)
 
@@ -134,9 +140,22 @@ class BinaryPrimitive(Primitive):
         tx, ty = type(x), type(y)
         if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
             return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
-        if tx is Node or ty is Node:
+        if tx is Node and ty in NUMPY_TYPES:  # bind's common cases: one Node, one constant
+            node, i, xv, yv = x, 0, x.value, y
+        elif ty is Node and tx in NUMPY_TYPES:
+            node, i, xv, yv = y, 1, x, y.value
+        elif tx is Node or ty is Node:
             return bind(self, (x, y), kwargs)
-        return self.impl(x, y, **kwargs)
+        else:
+            return self.impl(x, y, **kwargs)
+        graphs = node.graphs
+        if i not in self.differentiable or not graphs <= _ACTIVE.get():
+            return bind(self, (x, y), kwargs)
+        if type(node.value) in NUMPY_TYPES:
+            value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+        else:
+            value = self.impl(xv, yv, **kwargs)
+        return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
 
 
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
