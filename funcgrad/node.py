@@ -594,9 +594,16 @@ _RANK = operator.attrgetter("rank")
 
 
 def _parents_on(args: tuple, bp: BackpropId) -> list:
-    """``(position, Node)`` for each argument on graph ``bp`` (unrolled for one argument)."""
-    if len(args) == 1:
+    """``(position, Node)`` for each argument on graph ``bp`` (unrolled for one or two)."""
+    n = len(args)
+    if n == 1:
         a = args[0]
         return [(0, a)] if type(a) is Node and bp in a.graphs else []
+    if n == 2:
+        a, b = args
+        ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+        if type(b) is Node and bp in b.graphs:
+            ps.append((1, b))
+        return ps
     return [(i, a) for i, a in enumerate(args) if type(a) is Node and bp in a.graphs]
 
