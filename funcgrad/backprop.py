@@ -204,7 +204,8 @@ def fold(steps, grads, targets, bp, keep_graph, hook_list) -> dict:
             g = grads.pop(serial, None)
             if g is None:
                 continue
-            owned.discard(serial)  # from now on it may be shared (rules may return it)
+            if owned:
+                owned.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
                 found[serial] = g
             if not ps:
