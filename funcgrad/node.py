@@ -477,9 +477,6 @@ class PassThrough:
     def __init__(self, name: str):
         self.name = name
 
-    def has_rule(self, i: int) -> bool:
-        return True
-
     def vjp(self, g, ans, args, kwargs, parents):
         return [g]
 

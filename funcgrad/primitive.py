@@ -93,10 +93,6 @@ class Primitive:
                 return self.impl(*args, **kwargs)
         return self.numpy_impl(*args, **kwargs)
 
-    def has_rule(self, i: int) -> bool:
-        """Whether argument ``i`` can be differentiated (by a VJP or a JVP rule)."""
-        return i in self.differentiable
-
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
         if self.vjp_joint is not None:

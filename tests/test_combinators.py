@@ -12,23 +12,13 @@ import collections
 import numpy as np
 import pyrsistent
 import pytest
+from numeric import numgrad
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import tree as fgtree
 
 RNG = np.random.default_rng(11)
-
-
-def numgrad(f, x, eps=1e-6):
-    """Central differences of scalar ``f`` at ``x`` (float64)."""
-    x = np.asarray(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (float(f(x + e)) - float(f(x - e))) / (2 * eps)
-    return g
 
 
 def numjac(f, x, eps=1e-6):

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 import pyrsistent
 import pytest
+from numeric import numgrad
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -24,17 +25,6 @@ C = RNG.standard_normal((3, 4))
 M = RNG.standard_normal((4, 2))
 M2 = RNG.standard_normal((2, 3))
 V = RNG.standard_normal((3, 4))  # direction for second derivatives
-
-
-def numgrad(f, x, eps=1e-6):
-    """Central differences of scalar ``f`` (a plain NumPy function) at ``x``."""
-    x = np.asarray(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 def loss(y):
