@@ -13,24 +13,78 @@ True
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 from typing import Any
 
 import numpy
 
-from .errors import DeviceMismatchError, FuncgradValueError
+from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError
 
-# type -> (namespace, device function)
-_REGISTRY: dict[type, tuple[ModuleType, Any]] = {}
+
+class Namespace:
+    """A registered array namespace (see :func:`register_namespace`)."""
+
+    __slots__ = ("absorbs_numpy", "device", "device_prefix", "from_host", "to_host", "xp")
+
+    def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host):
+        self.xp = xp
+        self.device = device
+        self.absorbs_numpy = absorbs_numpy
+        self.device_prefix = device_prefix
+        self.to_host = to_host
+        self.from_host = from_host
+
+
+# array type -> Namespace
+_REGISTRY: dict[type, Namespace] = {}
 
 
 def _cpu(_: Any) -> str:
     return "cpu"
 
 
-def register_namespace(array_type: type, xp: ModuleType, device=_cpu) -> None:
-    """Make ``array_type`` dispatch to the array namespace ``xp``."""
-    _REGISTRY[array_type] = (xp, device)
+@functools.cache
+def _lookup(t: type) -> Namespace | None:
+    """The namespace of array type ``t``: its own registration, else its nearest base's."""
+    for base in t.__mro__:
+        entry = _REGISTRY.get(base)
+        if entry is not None:
+            return entry
+    if issubclass(t, numpy.generic):  # NumPy scalars (numpy.float64...)
+        return _REGISTRY[numpy.ndarray]
+    return None
+
+
+def register_namespace(
+    array_type: type,
+    xp: ModuleType,
+    device=_cpu,
+    *,
+    absorbs_numpy: bool = False,
+    device_prefix: str | None = None,
+    to_host: Any = None,
+    from_host: Any = None,
+) -> None:
+    """Make ``array_type`` dispatch to the array namespace ``xp``.
+
+    ``device(array)`` names the array's device (``'cpu'`` by default).  A
+    namespace that can compute with plain NumPy arrays mixed into its own
+    (Dask can) says ``absorbs_numpy=True``; otherwise NumPy arrays beside its
+    arrays raise :class:`~funcgrad.DeviceMismatchError` (as CuPy's would).
+    For :func:`to_device`: ``to_host(array)`` copies an array to a NumPy
+    array, and ``from_host(numpy_array, device)`` copies one to the device
+    named ``'<device_prefix>:N'``.
+    """
+    _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
+                                      from_host)
+    _lookup.cache_clear()
+
+
+def unregister_namespace(array_type: type) -> None:
+    """Undo :func:`register_namespace` (for tests and plug-ins that unload)."""
+    _REGISTRY.pop(array_type, None)
+    _lookup.cache_clear()
 
 
 register_namespace(numpy.ndarray, numpy)
@@ -38,16 +92,14 @@ register_namespace(numpy.ndarray, numpy)
 try:  # CuPy is optional: pip install funcgrad[cuda]
     import cupy  # type: ignore[import-not-found]
 
-    register_namespace(cupy.ndarray, cupy, lambda a: f"cuda:{a.device.id}")
+    def _to_cuda(host: Any, device: str) -> Any:
+        with cupy.cuda.Device(int(device.partition(":")[2] or 0)):
+            return cupy.asarray(host)
+
+    register_namespace(cupy.ndarray, cupy, lambda a: f"cuda:{a.device.id}", device_prefix="cuda",
+                       to_host=cupy.asnumpy, from_host=_to_cuda)
 except Exception:  # noqa: BLE001  (ImportError, or a CuPy without a usable CUDA runtime)
     cupy = None
-
-
-def _lookup(x: Any) -> tuple[ModuleType, Any] | None:
-    entry = _REGISTRY.get(type(x))
-    if entry is None and isinstance(x, numpy.generic):
-        entry = _REGISTRY[numpy.ndarray]  # NumPy scalars (numpy.float64...)
-    return entry
 
 
 # Values that say nothing about the namespace: Python numbers, None, and the
@@ -65,8 +117,10 @@ NUMPY_TYPES = _NEUTRAL | _NUMPY  # everything that computes in NumPy
 def namespace(*values: Any) -> ModuleType:
     """The array namespace shared by ``values`` (NumPy when none is an array).
 
-    Python scalars and None are neutral; arrays on two devices raise
-    :class:`~funcgrad.DeviceMismatchError` naming both.
+    Python numbers, NumPy scalars and None are neutral; arrays of two
+    namespaces, or on two devices, raise :class:`~funcgrad.DeviceMismatchError`
+    naming both, except that a namespace declared to absorb NumPy data (Dask)
+    takes NumPy arrays beside its own.
     """
     for v in values:  # fast path: NumPy arrays and plain numbers only
         if type(v) not in NUMPY_TYPES:
@@ -75,41 +129,63 @@ def namespace(*values: Any) -> ModuleType:
 
 
 def _namespace_of_mixed(values: tuple) -> ModuleType:
-    found = None
+    found: Namespace | None = None
     first = None
+    numpy_array = None  # a NumPy array seen (NumPy scalars are neutral, like Python's)
     for v in values:
-        if type(v) in _NEUTRAL:
+        t = type(v)
+        if t in _NEUTRAL:
             continue
-        entry = _lookup(v)
+        if t in _NUMPY:
+            if t is numpy.ndarray and numpy_array is None:
+                numpy_array = v
+            continue
+        entry = _lookup(t)
         if entry is None:
+            continue
+        if entry.xp is numpy:
+            if numpy_array is None and not issubclass(t, numpy.generic):
+                numpy_array = v
             continue
         if found is None:
             found, first = entry, v
-        elif entry is not found or (found[0] is not numpy and device_of(v) != device_of(first)):
+        elif entry is not found or entry.device(v) != entry.device(first):
             raise DeviceMismatchError(
                 f"inputs on different devices: {device_of(first)} and {device_of(v)}"
             )
-    return numpy if found is None else found[0]
+    if found is None:
+        return numpy
+    if numpy_array is not None and not found.absorbs_numpy:
+        raise DeviceMismatchError(
+            f"inputs on different devices: {device_of(numpy_array)} (a NumPy array) and "
+            f"{device_of(first)} ({type(first).__module__}.{type(first).__name__}); move one "
+            "with fg.to_device"
+        )
+    return found.xp
 
 
 def device_of(x: Any) -> str:
     """``'cpu'`` or ``'cuda:N'``: where the raw array ``x`` lives."""
-    entry = _lookup(x)
-    return "cpu" if entry is None else entry[1](x)
+    entry = _lookup(type(x))
+    return "cpu" if entry is None else entry.device(x)
 
 
 def to_device(x: Any, device: str) -> Any:
-    """A copy of the raw array ``x`` on ``device`` (``'cpu'`` or ``'cuda:N'``)."""
+    """The raw array ``x`` on ``device`` (``'cpu'``, ``'cuda:N'``, or a registered
+    namespace's device): a copy, or ``x`` itself when it is a NumPy array already
+    on the CPU."""
+    if not isinstance(device, str):
+        raise FuncgradTypeError(f"device must be a str such as 'cpu' or 'cuda:0', got {device!r}")
+    src = _lookup(type(x))
+    host = src.to_host(x) if src is not None and src.to_host is not None else numpy.asarray(x)
     if device == "cpu":
-        if cupy is not None and isinstance(x, cupy.ndarray):
-            return cupy.asnumpy(x)
-        return numpy.asarray(x)
-    if device.startswith("cuda"):
-        if cupy is None:
-            raise FuncgradValueError(f"device {device!r} needs CuPy and a GPU")
-        index = int(device.partition(":")[2] or 0)
-        with cupy.cuda.Device(index):
-            return cupy.asarray(x)
+        return host
+    prefix = device.partition(":")[0]
+    for entry in _REGISTRY.values():
+        if entry.device_prefix == prefix and entry.from_host is not None:
+            return entry.from_host(host, device)
+    if prefix == "cuda":
+        raise FuncgradValueError(f"device {device!r} needs CuPy and a GPU")
     raise FuncgradValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda:N'")
 
 

@@ -15,8 +15,10 @@ array([2., 4.])
 
 from __future__ import annotations
 
+import heapq
+import operator
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyrsistent
@@ -32,10 +34,8 @@ from .node import (
     Node,
     _check_id,
     collector_paused,
-    rank_order,
     raw_args,
     recording,
-    walk,
 )
 
 
@@ -50,6 +50,105 @@ def _nodes(seq: Any, what: str) -> list[Node]:
                 f"backprop {what}[{i}] must be a Node, got {type(n).__name__}"
             )
     return list(seq)
+
+
+# -- the walk: which nodes a fold visits, in which order ----------------------
+
+
+def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict]:
+    """The nodes on ``bp`` between ``outputs`` and ``targets``, by rank.
+
+    Returns the nodes in ascending rank (parents before children; ties newest
+    first, so that the reversed list is the reverse fold's order) and, by
+    serial, each node's ``(position, parent)`` pairs that lead to a target.
+    Nothing that cannot carry a gradient to a target is kept, so the folds
+    never visit it.  Iterative: a graph a million nodes deep walks without
+    recursion.
+    """
+    parents: dict[int, list] = {}
+    nodes: list[Node] = []
+    stray_leaves = False  # a leaf that is not a target: some nodes may lead nowhere
+    stack = list(outputs)
+    while stack:
+        node = stack.pop()
+        serial = node.serial
+        if serial in parents:
+            continue
+        ps = _parents_on(node.args, bp)
+        parents[serial] = ps
+        nodes.append(node)
+        if not ps and serial not in targets:
+            stray_leaves = True
+        for _, p in ps:
+            if p.serial not in parents:
+                stack.append(p)
+    # Two C-keyed stable sorts: ascending rank, ties newest first.
+    nodes.sort(key=_SERIAL, reverse=True)
+    nodes.sort(key=_RANK)
+    if not stray_leaves:  # every path ends at a target (always so in the combinators)
+        return nodes, parents
+    kept: dict[int, list] = {}
+    order = []
+    for node in nodes:
+        serial = node.serial
+        ps = parents[serial]
+        for _, p in ps:
+            if p.serial not in kept:  # a parent that reaches no target
+                ps = [(i, p) for i, p in ps if p.serial in kept]
+                break
+        if ps or serial in targets:
+            kept[serial] = ps
+            order.append(node)
+    return order, kept
+
+
+def rank_order(outputs: list, bp: BackpropId) -> Iterator[tuple[Node, list]]:
+    """Yield ``(node, parents on bp)`` for every node on ``bp`` that ``outputs`` reach.
+
+    Highest rank first, ties in creation order: the reverse fold's order, made
+    lazily with a heap as Chainer does.  A node comes out only after every node
+    of higher rank that reaches it, so its gradient is complete by then.  No
+    pruning: for graphs whose every leaf is a target (the combinators' own).
+    """
+    heap = []
+    seen = set()
+    for o in outputs:
+        if o.serial not in seen:
+            seen.add(o.serial)
+            heap.append((-o.rank, o.serial, o))
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        node = pop(heap)[2]
+        ps = _parents_on(node.args, bp)
+        for _, p in ps:
+            s = p.serial
+            if s not in seen:
+                seen.add(s)
+                push(heap, (-p.rank, s, p))
+        yield node, ps
+
+
+_SERIAL = operator.attrgetter("serial")
+_RANK = operator.attrgetter("rank")
+
+
+def _parents_on(args: tuple, bp: BackpropId) -> list:
+    """``(position, Node)`` for each argument on graph ``bp`` (unrolled for one or two)."""
+    n = len(args)
+    if n == 1:
+        a = args[0]
+        return [(0, a)] if type(a) is Node and bp in a.graphs else []
+    if n == 2:
+        a, b = args
+        ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+        if type(b) is Node and bp in b.graphs:
+            ps.append((1, b))
+        return ps
+    return [(i, a) for i, a in enumerate(args) if type(a) is Node and bp in a.graphs]
+
+
+# -- the reverse fold -----------------------------------------------------------
 
 
 def seed(out: Node, g: Any, i: int) -> Any:

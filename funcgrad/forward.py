@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .node import _ACTIVE, BackpropId, Node, collector_paused, raw_args, recording, walk
+from .backprop import gradients, seed, walk
+from .node import _ACTIVE, BackpropId, Node, collector_paused, raw_args, recording, require_grad
+from .numpy import zeros_like
 
 
 def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
     """``J t`` from the VJP ``g -> Jᵀ g``: one more backward pass, over ``g``."""
-    from .backprop import gradients, seed
-    from .node import require_grad
-
-    zeros = _ops().zeros_like(ans.value if type(ans) is Node else ans)
+    zeros = zeros_like(ans.value if type(ans) is Node else ans)
     with_g = BackpropId("transpose")
     with recording(with_g):
         g = require_grad(zeros, with_g)
@@ -36,12 +35,6 @@ def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> 
     if not outs:
         return None
     return gradients(outs, seeds, [g], with_g, prune=False)[0]
-
-
-def _ops():
-    from .node import _ops as ops
-
-    return ops()
 
 
 def jvp_step(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:

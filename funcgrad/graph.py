@@ -33,7 +33,8 @@ import attrs
 from . import tree
 from .combinators import _trace
 from .errors import FuncgradTypeError
-from .node import DEFAULT_BACKPROP_ID, BackpropId, Node, walk
+from .backprop import walk
+from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
 # Beyond these sizes a display would be unreadable or slow (Graphviz lays out
 # thousands of nodes in minutes): the HTML table is cut, the drawing skipped.

@@ -17,11 +17,8 @@ differentiable again.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
-import heapq
 import itertools
-import operator
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -98,15 +95,6 @@ def backprop_scope(name: str) -> Iterator[BackpropId]:
         yield bp
 
 
-@functools.cache
-def _ops():
-    # Node's operators are funcgrad.numpy's primitives, one layer up: reached
-    # lazily here rather than patched onto the class at import.
-    import funcgrad.numpy as fnp
-
-    return fnp
-
-
 def _conversion_error(node: Node, what: str) -> NodeConversionError:
     return NodeConversionError(
         f"cannot convert a funcgrad Node (shape {node.shape}, dtype {node.dtype}) to {what} "
@@ -172,9 +160,6 @@ class Node(_NodeSlots):
     def __deepcopy__(self, memo: dict) -> Node:
         return self
 
-    __array_ufunc__ = None  # numpy_array + node defers to Node.__radd__
-    __array_priority__ = 1000
-
     # -- read-only views --------------------------------------------------
     @property
     def shape(self) -> tuple:
@@ -211,19 +196,12 @@ class Node(_NodeSlots):
         """The newest graph this node is on (its only one, usually)."""
         return max(self.graphs, key=lambda b: b.ordinal)
 
-    @property
-    def T(self) -> Node:
-        return _ops().transpose(self)
-
     def __repr__(self) -> str:
         name = "leaf" if self.primitive is None else self.primitive.name
         graphs = ", ".join(b.name for b in self.backprop_ids)
         return f"Node({name}, shape={self.shape}, dtype={self.dtype}, graphs=[{graphs}])"
 
     # -- accidental conversions are loud ----------------------------------
-    def __array__(self, dtype=None, copy=None):
-        raise _conversion_error(self, "a NumPy array")
-
     def __float__(self):
         raise _conversion_error(self, "a Python float")
 
@@ -243,125 +221,6 @@ class Node(_NodeSlots):
         if not self.shape:
             raise TypeError("len() of a 0-d Node")
         return self.shape[0]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    # -- arithmetic ---------------------------------------------------------
-    def __add__(self, other):
-        return _ops().add(self, other)
-
-    def __radd__(self, other):
-        return _ops().add(other, self)
-
-    def __sub__(self, other):
-        return _ops().subtract(self, other)
-
-    def __rsub__(self, other):
-        return _ops().subtract(other, self)
-
-    def __mul__(self, other):
-        return _ops().multiply(self, other)
-
-    def __rmul__(self, other):
-        return _ops().multiply(other, self)
-
-    def __truediv__(self, other):
-        return _ops().divide(self, other)
-
-    def __rtruediv__(self, other):
-        return _ops().divide(other, self)
-
-    def __pow__(self, other):
-        return _ops().power(self, other)
-
-    def __rpow__(self, other):
-        return _ops().power(other, self)
-
-    def __matmul__(self, other):
-        return _ops().matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _ops().matmul(other, self)
-
-    def __neg__(self):
-        return _ops().negative(self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return _ops().abs(self)
-
-    def __getitem__(self, index):
-        return _ops().getitem(self, index)
-
-    # comparisons give plain boolean arrays (no gradient); == and != stay
-    # identity so Nodes can key dicts, sets and pyrsistent maps.
-    def __lt__(self, other):
-        return _ops().less(self, other)
-
-    def __le__(self, other):
-        return _ops().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _ops().greater(self, other)
-
-    def __ge__(self, other):
-        return _ops().greater_equal(self, other)
-
-    # -- NumPy-style methods ----------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return _ops().sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return _ops().mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return _ops().max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return _ops().min(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis=None, keepdims=False):
-        return _ops().prod(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return _ops().var(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return _ops().std(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def reshape(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _ops().reshape(self, shape)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return _ops().transpose(self, axes or None)
-
-    def astype(self, dtype):
-        return _ops().astype(self, dtype)
-
-    def ravel(self):
-        return _ops().ravel(self)
-
-    def flatten(self):
-        return _ops().ravel(self)
-
-    def squeeze(self, axis=None):
-        return _ops().squeeze(self, axis)
-
-    def dot(self, other):
-        return _ops().dot(self, other)
-
-    def clip(self, a_min=None, a_max=None):
-        return _ops().clip(self, a_min, a_max)
-
-    def cumsum(self, axis=None):
-        return _ops().cumsum(self, axis=axis)
 
 
 _set_class = object.__setattr__
@@ -511,96 +370,4 @@ class collector_paused:
         if self.running:
             gc.enable()
 
-
-def walk(outputs: list, targets: dict, bp: BackpropId) -> tuple[list[Node], dict]:
-    """The nodes on ``bp`` between ``outputs`` and ``targets``, by rank.
-
-    Returns the nodes in ascending rank (parents before children; ties newest
-    first, so that the reversed list is the reverse fold's order) and, by
-    serial, each node's ``(position, parent)`` pairs that lead to a target.
-    Nothing that cannot carry a gradient to a target is kept, so the folds
-    never visit it.  Iterative: a graph a million nodes deep walks without
-    recursion.
-    """
-    parents: dict[int, list] = {}
-    nodes: list[Node] = []
-    stray_leaves = False  # a leaf that is not a target: some nodes may lead nowhere
-    stack = list(outputs)
-    while stack:
-        node = stack.pop()
-        serial = node.serial
-        if serial in parents:
-            continue
-        ps = _parents_on(node.args, bp)
-        parents[serial] = ps
-        nodes.append(node)
-        if not ps and serial not in targets:
-            stray_leaves = True
-        for _, p in ps:
-            if p.serial not in parents:
-                stack.append(p)
-    # Two C-keyed stable sorts: ascending rank, ties newest first.
-    nodes.sort(key=_SERIAL, reverse=True)
-    nodes.sort(key=_RANK)
-    if not stray_leaves:  # every path ends at a target (always so in the combinators)
-        return nodes, parents
-    kept: dict[int, list] = {}
-    order = []
-    for node in nodes:
-        serial = node.serial
-        ps = parents[serial]
-        for _, p in ps:
-            if p.serial not in kept:  # a parent that reaches no target
-                ps = [(i, p) for i, p in ps if p.serial in kept]
-                break
-        if ps or serial in targets:
-            kept[serial] = ps
-            order.append(node)
-    return order, kept
-
-
-def rank_order(outputs: list, bp: BackpropId) -> Iterator[tuple[Node, list]]:
-    """Yield ``(node, parents on bp)`` for every node on ``bp`` that ``outputs`` reach.
-
-    Highest rank first, ties in creation order: the reverse fold's order, made
-    lazily with a heap as Chainer does.  A node comes out only after every node
-    of higher rank that reaches it, so its gradient is complete by then.  No
-    pruning: for graphs whose every leaf is a target (the combinators' own).
-    """
-    heap = []
-    seen = set()
-    for o in outputs:
-        if o.serial not in seen:
-            seen.add(o.serial)
-            heap.append((-o.rank, o.serial, o))
-    heapq.heapify(heap)
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        node = pop(heap)[2]
-        ps = _parents_on(node.args, bp)
-        for _, p in ps:
-            s = p.serial
-            if s not in seen:
-                seen.add(s)
-                push(heap, (-p.rank, s, p))
-        yield node, ps
-
-
-_SERIAL = operator.attrgetter("serial")
-_RANK = operator.attrgetter("rank")
-
-
-def _parents_on(args: tuple, bp: BackpropId) -> list:
-    """``(position, Node)`` for each argument on graph ``bp`` (unrolled for one or two)."""
-    n = len(args)
-    if n == 1:
-        a = args[0]
-        return [(0, a)] if type(a) is Node and bp in a.graphs else []
-    if n == 2:
-        a, b = args
-        ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
-        if type(b) is Node and bp in b.graphs:
-            ps.append((1, b))
-        return ps
-    return [(i, a) for i, a in enumerate(args) if type(a) is Node and bp in a.graphs]
 

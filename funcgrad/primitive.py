@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .backend import NUMPY_TYPES
-from .errors import FuncgradError, FuncgradTypeError
+from .errors import FuncgradError, FuncgradTypeError, NodeConversionError
 from .node import _ACTIVE, Node, make_node
 
 
@@ -86,12 +86,26 @@ class Primitive:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
-            t = type(a)
-            if t not in NUMPY_TYPES:
-                if t is Node:
-                    return bind(self, args, kwargs)
-                return self.impl(*args, **kwargs)
-        return self.numpy_impl(*args, **kwargs)
+            if type(a) not in NUMPY_TYPES:
+                return self._dispatch(args, kwargs)
+        try:
+            return self.numpy_impl(*args, **kwargs)
+        except NodeConversionError:  # a list or tuple argument holds Nodes
+            converted = array_likes(args)
+            if converted is None:
+                raise
+            return self(*converted, **kwargs)
+
+    def _dispatch(self, args: tuple, kwargs: dict) -> Any:
+        """Arguments that are not all NumPy data: record if any is a Node, whatever its
+        position; else compute in the namespace of the raw arrays."""
+        for a in args:
+            if type(a) is Node:
+                return bind(self, args, kwargs)
+        converted = array_likes(args)
+        if converted is not None:
+            return self(*converted, **kwargs)
+        return self.impl(*args, **kwargs)
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
@@ -115,7 +129,13 @@ class UnaryPrimitive(Primitive):
     def __call__(self, x: Any, **kwargs: Any) -> Any:
         t = type(x)
         if t in NUMPY_TYPES:
-            return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
+            try:
+                return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
+            except NodeConversionError:  # a list or tuple holding Nodes
+                converted = array_likes((x,))
+                if converted is None:
+                    raise
+                return self(*converted, **kwargs)
         if t is Node:
             graphs = x.graphs
             if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
@@ -135,22 +155,34 @@ class BinaryPrimitive(Primitive):
     def __call__(self, x: Any, y: Any, **kwargs: Any) -> Any:
         tx, ty = type(x), type(y)
         if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
-            return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+            try:
+                return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+            except NodeConversionError:  # a list or tuple holding Nodes
+                converted = array_likes((x, y))
+                if converted is None:
+                    raise
+                return self(*converted, **kwargs)
         if tx is Node and ty in NUMPY_TYPES:  # bind's common cases: one Node, one constant
             node, i, xv, yv = x, 0, x.value, y
         elif ty is Node and tx in NUMPY_TYPES:
             node, i, xv, yv = y, 1, x, y.value
-        elif tx is Node or ty is Node:
-            return bind(self, (x, y), kwargs)
         else:
-            return self.impl(x, y, **kwargs)
+            return self._dispatch((x, y), kwargs)
         graphs = node.graphs
         if i not in self.differentiable or not graphs <= _ACTIVE.get():
             return bind(self, (x, y), kwargs)
-        if type(node.value) in NUMPY_TYPES:
-            value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
-        else:
-            value = self.impl(xv, yv, **kwargs)
+        try:
+            if type(node.value) in NUMPY_TYPES:
+                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+            elif type(xv) in _SEQUENCES or type(yv) in _SEQUENCES:
+                return bind(self, (x, y), kwargs)  # other namespaces may not raise on Nodes
+            else:
+                value = self.impl(xv, yv, **kwargs)
+        except NodeConversionError:  # the constant is a list or tuple holding Nodes
+            converted = array_likes((x, y))
+            if converted is None:
+                raise
+            return self(*converted, **kwargs)
         return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
 
 
@@ -162,8 +194,10 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     ruleless = None
     differentiable = prim.differentiable
     impl = prim.numpy_impl
+    sequences = False
     for i, a in enumerate(args):
-        if type(a) is Node:
+        t = type(a)
+        if t is Node:
             raw[i] = v = a.value
             if type(v) not in NUMPY_TYPES:
                 impl = prim.impl
@@ -177,9 +211,21 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                 rank = r + 1
             if i not in differentiable:
                 ruleless = i
-        elif type(a) not in NUMPY_TYPES:
+        elif t in _SEQUENCES:
+            sequences = True
+        elif t not in NUMPY_TYPES:
             impl = prim.impl
-    value = impl(*raw, **kwargs) if kwargs else impl(*raw)
+    if sequences and impl is prim.impl:  # other namespaces may not raise on Nodes in lists
+        converted = array_likes(args)
+        if converted is not None:
+            return prim(*converted, **kwargs)
+    try:
+        value = impl(*raw, **kwargs) if kwargs else impl(*raw)
+    except NodeConversionError:  # another argument is a list or tuple holding Nodes
+        converted = array_likes(args)
+        if converted is None:
+            raise
+        return prim(*converted, **kwargs)
     active = _ACTIVE.get()
     if not graphs <= active:  # some graph is finished, or being folded
         graphs = graphs & active
@@ -193,6 +239,37 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     if ruleless is not None:
         _check_rules_exist(prim, args)
     return make_node(value, graphs, prim, args, kwargs or None, rank)
+
+
+# -- array-likes: lists and tuples that hold Nodes -------------------------------
+# NumPy takes nested lists of numbers as arrays; so does funcgrad, when they
+# hold Nodes too: such an argument becomes one Node (``fnp.array`` of it) and
+# the gradient flows through every Node inside.  The converter lives a layer
+# up and is registered when funcgrad.numpy is imported.
+
+_to_array: list[Callable] = []
+_SEQUENCES = (list, tuple)
+
+
+def register_array_like(convert: Callable) -> None:
+    """Set the function that turns a (nested) list holding Nodes into one Node."""
+    _to_array[:] = [convert]
+
+
+def holds_node(obj: Any) -> bool:
+    """Whether ``obj`` is a Node, or a list or tuple holding one at any depth."""
+    t = type(obj)
+    if t is Node:
+        return True
+    return (t is list or t is tuple) and any(holds_node(o) for o in obj)
+
+
+def array_likes(args: tuple) -> tuple | None:
+    """``args`` with each list or tuple holding a Node made one Node; None if there is none."""
+    if not _to_array or not any(type(a) in _SEQUENCES and holds_node(a) for a in args):
+        return None
+    convert = _to_array[0]
+    return tuple(convert(a) if type(a) in _SEQUENCES and holds_node(a) else a for a in args)
 
 
 def _check_rules_exist(prim: Primitive, args: tuple) -> None:

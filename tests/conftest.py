@@ -4,3 +4,14 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def standin():
+    """The strict stand-in device (tests/standin.py), registered for one test."""
+    import standin as module
+
+    with module.registered():
+        yield module

@@ -1,9 +1,9 @@
 """The layering of CONTRIBUTING.md, kept by parsing every module's imports.
 
 A module imports only from its own layer or below.  Imports inside functions
-count too: a lazy import is still a dependency.  The one sanctioned exception
-is the lazy accessor STYLE.md asks for, through which Node (layer 2) reaches
-its operators in ``funcgrad.numpy`` (layer 4).
+count too: a lazy import is still a dependency.  There are no exceptions:
+Node (layer 2) gets its operators from ``funcgrad.numpy`` (layer 4), which
+installs them on the class when it is imported, as STYLE.md asks.
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ THIRD_PARTY = {
     2: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "attrs"},
 }
 
-# (importer, imported, enclosing function): STYLE.md's one lazy accessor.
-SANCTIONED = {("funcgrad.node", "funcgrad.numpy", "_ops")}
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -136,8 +134,6 @@ def test_imports_only_from_own_layer_or_below(module):
         if imported.partition(".")[0] != "funcgrad":
             continue
         theirs = layer_of(imported)
-        if (module, imported, where) in SANCTIONED:
-            continue
         if theirs is None or theirs > mine:
             bad.append(f"line {line} (in {where}): imports {imported} (layer {theirs})")
     assert not bad, f"{module} (layer {mine}) reaches up:\n" + "\n".join(bad)
@@ -158,14 +154,6 @@ def test_low_layers_use_only_their_third_party_packages(module):
     assert not bad, f"{module} (layer {layer_of(module)}) imports:\n" + "\n".join(bad)
 
 
-def test_sanctioned_exceptions_are_still_needed():
-    # An exception nobody uses any more should be deleted, not left to hide a new one.
-    for importer, imported, where in SANCTIONED:
-        assert (imported, where) in {(i, w) for i, _, w in imports_of(importer)}, (
-            importer, imported, where,
-        )
-
-
 # --- the checker itself ------------------------------------------------------
 
 @pytest.mark.parametrize(
@@ -184,6 +172,12 @@ def test_layer_of(module, layer):
 
 
 def test_relative_imports_resolve_in_functions_too():
-    found = imports_of("funcgrad.node")
-    assert ("funcgrad.numpy", "_ops") in {(i, w) for i, _, w in found}
-    assert any(i == "funcgrad.errors" for i, _, _ in found)
+    found = imports_of("funcgrad.forward")
+    assert any(i == "funcgrad.backprop" and w == "<module>" for i, _, w in found)
+    lazy = imports_of("funcgrad.numpy.creation")
+    assert ("funcgrad.numpy.shape", "_build") in {(i, w) for i, _, w in lazy}
+
+
+def test_node_reaches_no_higher_layer():
+    # Node's operators are installed by funcgrad.numpy, not imported by node.py.
+    assert not [i for i, _, _ in imports_of("funcgrad.node") if i.startswith("funcgrad.numpy")]

@@ -111,3 +111,10 @@ from .shape import (
     tile,
     transpose,
 )
+
+from . import _methods
+from ..primitive import register_array_like
+
+_methods.install()  # Node's operators, methods and NumPy hooks
+register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
+del _methods, register_array_like

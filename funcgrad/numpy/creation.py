@@ -3,7 +3,8 @@
 ``zeros_like(x)`` and friends accept Nodes and return raw arrays of the same
 shape, dtype and device.  ``array`` and ``asarray`` keep differentiating: given
 a Node, or a (nested) list of Nodes and numbers, they return a Node, as
-``jnp.asarray`` does with a tracer -- a gradient is never cut silently.
+``jnp.asarray`` does with a tracer -- a gradient is never cut silently.  So do
+``full``, ``full_like`` and ``linspace`` given Nodes as their values.
 
 >>> import funcgrad.numpy as fnp
 >>> fnp.full((2,), 3.0, 'float32')
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..primitive import holds_node
 from ._core import Node, raw, xp_of
 
 
@@ -21,41 +23,68 @@ def _xp(like):
     return numpy if like is None else xp_of(like)
 
 
-def _has_node(obj) -> bool:
+def _leaves(obj, out: list) -> list:
+    """The non-sequence items of nested lists and tuples, left to right."""
+    if type(obj) in (list, tuple):
+        for o in obj:
+            _leaves(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _build(obj, xp, dtype):
+    """Nested lists and tuples of Nodes, arrays and numbers as one Node of ``dtype``."""
+    from .shape import astype, stack
+
+    if type(obj) in (list, tuple):
+        if not holds_node(obj):
+            return xp.asarray(obj, dtype=dtype)
+        return stack([_build(o, xp, dtype) for o in obj])
     if type(obj) is Node:
-        return True
-    return isinstance(obj, (list, tuple)) and any(_has_node(o) for o in obj)
+        return obj if obj.dtype == dtype else astype(obj, dtype)
+    return xp.asarray(obj, dtype=dtype)
 
 
 def _differentiable(obj, dtype):
-    """``obj`` (a Node or nested sequences holding Nodes) as one Node."""
-    from .shape import astype, stack
+    """``obj`` (a Node, or nested sequences holding Nodes) as one Node.
 
-    if isinstance(obj, (list, tuple)):
-        parts = [_differentiable(o, None) for o in obj]
-        like = next(p for p in parts if type(p) is Node)
-        parts = [p if type(p) is Node else xp_of(like).asarray(p, dtype=like.dtype) for p in parts]
-        obj = stack(parts)
-    if dtype is not None and numpy.dtype(dtype) != obj.dtype:
-        obj = astype(obj, dtype)
-    return obj
+    The dtype is NumPy's for the same data: the result type of the arrays and
+    Nodes, with Python numbers weak (a float32 Node and ``0.5`` stay float32).
+    """
+    from .shape import astype
+
+    if type(obj) is Node:
+        if dtype is None or numpy.dtype(dtype) == obj.dtype:
+            return obj
+        return astype(obj, dtype)
+    leaves = _leaves(obj, [])
+    xp = xp_of(*(raw(v) for v in leaves if not isinstance(v, (int, float, complex))))
+    if dtype is None:
+        dtype = xp.result_type(*(v if isinstance(v, (int, float, complex)) else v.dtype
+                                 for v in leaves))
+    return _build(obj, xp, numpy.dtype(dtype))
 
 
 def array(obj, dtype=None, like=None):
     """A new array from ``obj``; differentiable when ``obj`` holds Nodes.
 
     >>> import funcgrad as fg
-    >>> fg.grad(lambda x: array([x, 2 * x]).sum())(1.0)
-    array(3.)
+    >>> fg.grad(lambda x: array([[x, 0.5], [2 * x, x]]).sum())(1.0)
+    array(4.)
     """
-    if _has_node(obj):
+    if holds_node(obj):
         return _differentiable(obj, dtype)
     return _xp(like).array(obj, dtype=dtype)
 
 
 def asarray(obj, dtype=None, like=None):
-    """``obj`` as an array (itself when it already is one); differentiable for Nodes."""
-    if _has_node(obj):
+    """``obj`` as an array (itself when it already is one); differentiable for Nodes.
+
+    >>> asarray([1.0, 2.0]).dtype
+    dtype('float64')
+    """
+    if holds_node(obj):
         return _differentiable(obj, dtype)
     if like is None:
         return xp_of(obj).asarray(obj, dtype=dtype)
@@ -63,39 +92,141 @@ def asarray(obj, dtype=None, like=None):
 
 
 def zeros(shape, dtype=float, like=None):
+    """``numpy.zeros``, in the namespace of ``like`` (NumPy when None).
+
+    >>> zeros((2,))
+    array([0., 0.])
+    """
     return _xp(like).zeros(shape, dtype)
 
 
 def ones(shape, dtype=float, like=None):
+    """``numpy.ones``, in the namespace of ``like`` (NumPy when None).
+
+    >>> ones((2,), 'float32')
+    array([1., 1.], dtype=float32)
+    """
     return _xp(like).ones(shape, dtype)
 
 
 def full(shape, fill_value, dtype=None, like=None):
-    return _xp(like).full(shape, fill_value, dtype)
+    """``numpy.full``: ``shape`` filled with ``fill_value``, differentiable in it.
+
+    ``fill_value`` may be a Node (or an array-like holding Nodes) that
+    broadcasts to ``shape``; its gradient is then the sum over the copies.
+
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda g: full((3,), g).sum())(2.0)
+    array(3.)
+    """
+    if holds_node(fill_value):
+        from .shape import broadcast_to
+
+        value = _differentiable(fill_value, dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return broadcast_to(value, shape)
+    return _xp(like if like is not None else _array_or_none(fill_value)).full(
+        shape, fill_value, dtype)
+
+
+def _array_or_none(v):
+    return v if hasattr(v, "shape") else None
 
 
 def zeros_like(x, dtype=None):
+    """Raw zeros of the shape, dtype and device of ``x`` (no gradient flows).
+
+    >>> zeros_like(numpy.ones(2, 'float32'))
+    array([0., 0.], dtype=float32)
+    """
     x = raw(x)
     return xp_of(x).zeros_like(x, dtype=dtype)
 
 
 def ones_like(x, dtype=None):
+    """Raw ones of the shape, dtype and device of ``x`` (no gradient flows).
+
+    >>> ones_like(numpy.zeros(2))
+    array([1., 1.])
+    """
     x = raw(x)
     return xp_of(x).ones_like(x, dtype=dtype)
 
 
 def full_like(x, fill_value, dtype=None):
-    x = raw(x)
-    return xp_of(x).full_like(x, fill_value, dtype=dtype)
+    """``numpy.full_like``: ``x``'s shape (and dtype, device) filled with ``fill_value``.
+
+    Differentiable in ``fill_value`` (not in ``x``, whose values are not read).
+
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda g: full_like(numpy.ones(2), g).sum())(1.5)
+    array(2.)
+    """
+    v = raw(x)
+    if holds_node(fill_value):
+        from .shape import broadcast_to
+
+        value = _differentiable(fill_value, v.dtype if dtype is None else dtype)
+        return broadcast_to(value, v.shape)
+    return xp_of(v).full_like(v, fill_value, dtype=dtype)
 
 
 def arange(*args, dtype=None, like=None):
+    """``numpy.arange`` (data: no gradient), in the namespace of ``like``.
+
+    >>> arange(3)
+    array([0, 1, 2])
+    """
     return _xp(like).arange(*args, dtype=dtype)
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None, like=None):
-    return _xp(like).linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    """``numpy.linspace``: ``num`` evenly spaced values from ``start`` to ``stop``.
+
+    Differentiable in ``start`` and ``stop`` (scalars, or arrays that broadcast:
+    the samples run along a new first axis, as NumPy's ``axis=0``).
+
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda b: linspace(0.0, b, 5).sum())(1.0)
+    array(2.5)
+    """
+    if not (holds_node(start) or holds_node(stop)):
+        return _xp(like).linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    from .elementwise import add, multiply, subtract, where
+    from .shape import reshape
+
+    num = int(num)
+    if num < 0:
+        from ..errors import FuncgradValueError
+
+        raise FuncgradValueError(f"linspace: num must be non-negative, got {num}")
+    a = _differentiable(start, None) if holds_node(start) else start
+    b = _differentiable(stop, None) if holds_node(stop) else stop
+    like_node = a if type(a) is Node else b
+    xp = xp_of(like_node)
+    out_dtype = numpy.dtype(dtype) if dtype is not None else xp.result_type(
+        *(v if isinstance(v, (int, float)) else raw(v).dtype for v in (a, b)), float)
+    div = (num - 1) if endpoint else num
+    steps = xp.arange(num, dtype=out_dtype) / (div if div > 0 else 1)
+    shape = (num,) + (1,) * max(len(getattr(raw(a), "shape", ())),
+                                len(getattr(raw(b), "shape", ())))
+    t = reshape(steps, shape)
+    out = add(a, multiply(subtract(b, a), t))
+    if endpoint and num > 1:  # the last sample is exactly ``stop``, as in NumPy
+        last = reshape(xp.arange(num) == num - 1, shape)
+        out = where(last, b, out)
+    if type(out) is Node and out.dtype != out_dtype:
+        from .shape import astype
+
+        out = astype(out, out_dtype)
+    return out
 
 
 def eye(n, m=None, k=0, dtype=float, like=None):
+    """``numpy.eye``: ones on the ``k``-th diagonal (data: no gradient).
+
+    >>> eye(2)
+    array([[1., 0.],
+           [0., 1.]])
+    """
     return _xp(like).eye(n, m, k, dtype=dtype)

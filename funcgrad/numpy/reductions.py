@@ -324,6 +324,9 @@ def var(x, axis=None, ddof=0, keepdims=False):
     >>> fg.grad(fnp.var)(numpy.array([1.0, 3.0]))
     array([-1.,  1.])
     """
+    from .shape import as_arrays
+
+    (x,) = as_arrays(x)
     n = _count(shape_of(x), axis) - ddof
     d = x - mean(x, axis=axis, keepdims=True)
     # NumPy divides by max(N - ddof, 0); ``max`` is amax in this module

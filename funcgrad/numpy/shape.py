@@ -26,18 +26,22 @@ import numpy
 
 from ..backend import to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
+from ..primitive import holds_node
 from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
 from ._core import namespace as _ns
 
 
 def as_arrays(*xs: Any) -> list:
-    """Lists and tuples as arrays (in the namespace of the other arguments), so that
-    shapes can be read; arrays, Nodes and Python numbers pass through."""
+    """Array-likes as arrays, so that shapes can be read: lists and tuples (holding
+    Nodes or not) become arrays (Nodes when they hold Nodes) in the namespace of
+    the other arguments; arrays, Nodes and Python numbers pass through."""
     if all(hasattr(x, "shape") or isinstance(x, (int, float)) for x in xs):
         return list(xs)
+    from .creation import array
+
     xp = xp_of(*(x for x in xs if hasattr(x, "shape")))
-    return [x if hasattr(x, "shape") or isinstance(x, (int, float)) else xp.asarray(x)
-            for x in xs]
+    return [x if hasattr(x, "shape") or isinstance(x, (int, float))
+            else array(x) if holds_node(x) else xp.asarray(x) for x in xs]
 
 
 @primitive
@@ -205,6 +209,11 @@ def _index_part(p, xp):
     if isinstance(p, list):  # x[[0, 0, 1]] is x[array([0, 0, 1])]
         a = xp.asarray(p)
         return a.astype(numpy.intp) if a.size == 0 and a.dtype.kind == "f" else a
+    if xp is not numpy and isinstance(p, numpy.ndarray):
+        # Integer and boolean index data given as NumPy moves to the array's device.
+        if p.dtype.kind not in "iub":
+            raise FuncgradTypeError(f"indices must be integers or booleans, got dtype {p.dtype}")
+        return xp.asarray(p)
     return p
 
 
@@ -217,6 +226,7 @@ def getitem(x: Any, index: Any) -> Any:
     array([[2., 0.],
            [5., 3.]])
     """
+    (x,) = as_arrays(x)
     xp = xp_of(x)
     if isinstance(index, tuple):
         index = tuple(_index_part(p, xp) for p in index)
@@ -240,6 +250,7 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     >>> fg.grad(lambda x: fnp.take(x, [1, 1, 0]).sum())(numpy.ones(3))
     array([1., 2., 0.])
     """
+    (x,) = as_arrays(x)
     if axis is None:
         x, axis = ravel(x), 0
     axis = check_axis(axis, len(shape_of(x)), "take")
@@ -273,6 +284,7 @@ defjvp(_astype, lambda t, ans, x, dtype: _astype(t, dtype))
 
 def astype(x, dtype):
     """``x`` as ``dtype``: differentiable to float dtypes, plain data to others."""
+    (x,) = as_arrays(x)
     if numpy.dtype(dtype).kind != "f":
         v = raw(x)
         return v.astype(dtype)
@@ -382,6 +394,7 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     >>> fnp.moveaxis(numpy.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
+    (x,) = as_arrays(x)
     ndim = len(shape_of(x))
     src = _axes_list(source, ndim, "moveaxis")
     dst = _axes_list(destination, ndim, "moveaxis")
@@ -400,6 +413,7 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     >>> fnp.swapaxes(numpy.zeros((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
+    (x,) = as_arrays(x)
     ndim = len(shape_of(x))
     a, b = check_axis(axis1, ndim, "swapaxes"), check_axis(axis2, ndim, "swapaxes")
     order = list(range(ndim))
@@ -424,7 +438,7 @@ def atleast_1d(*arys: Any) -> Any:
     >>> fnp.atleast_1d(2.0)
     array([2.])
     """
-    out = tuple(reshape(a, (1,)) if len(shape_of(a)) == 0 else a for a in arys)
+    out = tuple(reshape(a, (1,)) if len(shape_of(a)) == 0 else a for a in as_arrays(*arys))
     return out[0] if len(out) == 1 else out
 
 
@@ -435,6 +449,7 @@ def flip(x: Any, axis: Any = None) -> Any:
     >>> fnp.flip(numpy.arange(3.0))
     array([2., 1., 0.])
     """
+    (x,) = as_arrays(x)
     ndim = len(shape_of(x))
     axes = range(ndim) if axis is None else _axes_list(axis, ndim, "flip")
     rev = slice(None, None, -1)
@@ -449,6 +464,7 @@ def tile(x: Any, reps: Any) -> Any:
     array([[0., 1., 0., 1.],
            [0., 1., 0., 1.]])
     """
+    (x,) = as_arrays(x)
     reps = tuple(int(r) for r in (reps if numpy.ndim(reps) else (reps,)))
     shape = shape_of(x)
     d = max(len(reps), len(shape))
@@ -468,6 +484,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
     >>> fnp.repeat(numpy.array([1.0, 2.0]), [1, 2])
     array([1., 2., 2.])
     """
+    (x,) = as_arrays(x)
     if axis is None:
         x, axis = ravel(x), 0
     shape = tuple(shape_of(x))
@@ -493,6 +510,7 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
     >>> [p.shape for p in fnp.split(numpy.zeros((5, 2)), [2, 3])]
     [(2, 2), (1, 2), (2, 2)]
     """
+    (x,) = as_arrays(x)
     shape = shape_of(x)
     axis = check_axis(axis, len(shape), "split")
     n = shape[axis]
