@@ -103,6 +103,17 @@ def _conversion_error(node: Node, what: str) -> NodeConversionError:
     )
 
 
+def _summary(value: Any, width: int = 60) -> str:
+    """A short look at an array's numbers: a few at each end, on one line."""
+    if isinstance(value, (numpy.ndarray, numpy.generic)):
+        text = numpy.array2string(numpy.asarray(value), threshold=8, edgeitems=2, precision=4,
+                                  max_line_width=10**6, separator=" ")
+    else:  # another namespace: its own repr (lazy arrays stay lazy)
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
     """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError)."""
 
@@ -199,7 +210,8 @@ class Node(_NodeSlots):
     def __repr__(self) -> str:
         name = "leaf" if self.primitive is None else self.primitive.name
         graphs = ", ".join(b.name for b in self.backprop_ids)
-        return f"Node({name}, shape={self.shape}, dtype={self.dtype}, graphs=[{graphs}])"
+        return (f"Node({name}, shape={self.shape}, dtype={self.dtype}, graphs=[{graphs}], "
+                f"value={_summary(self.value)})")
 
     # -- accidental conversions are loud ----------------------------------
     def __float__(self):

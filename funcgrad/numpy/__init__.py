@@ -99,6 +99,7 @@ from .shape import (
     flip,
     getitem,
     index_add,
+    index_update,
     moveaxis,
     ravel,
     repeat,

@@ -15,6 +15,9 @@ comparisons, indexing), its NumPy-style methods (``.sum()``, ``.reshape()``,
 
 from __future__ import annotations
 
+import numpy
+
+from ..errors import FuncgradTypeError, NodeConversionError
 from ..node import Node, _conversion_error
 from . import elementwise as _e
 from . import products as _p
@@ -25,6 +28,134 @@ from .comparison import greater, greater_equal, less, less_equal
 
 def _array(self, dtype=None, copy=None):
     raise _conversion_error(self, "a NumPy array")
+
+
+# ``numpy_array + node`` reaches Node.__array_ufunc__ as ``numpy.add(array, node)``:
+# the ufuncs behind Python's operators compute with their fnp twins; any other
+# NumPy function called on a Node is the commonest mistake, and says what to use.
+def _operator_ufuncs() -> dict:
+    from . import comparison as c
+
+    return {
+        "add": _e.add, "subtract": _e.subtract, "multiply": _e.multiply,
+        "divide": _e.divide, "true_divide": _e.divide, "power": _e.power,
+        "matmul": _p.matmul, "negative": _e.negative, "absolute": _e.absolute,
+        "less": c.less, "less_equal": c.less_equal, "greater": c.greater,
+        "greater_equal": c.greater_equal,
+    }
+
+
+_OPERATOR_UFUNCS = _operator_ufuncs()
+
+
+def _fnp_name(name: str) -> str:
+    from .. import numpy as fnp
+
+    for space, prefix in ((fnp, "fnp."), (fnp.linalg, "fnp.linalg.")):
+        if callable(getattr(space, name, None)):
+            return f"{prefix}{name}"
+    return ""
+
+
+def _numpy_call_error(what: str, name: str) -> NodeConversionError:
+    use = _fnp_name(name)
+    hint = (f"use {use}(...) instead, which is differentiable" if use else
+            f"funcgrad.numpy has no {name!r}: compose it from fnp functions, make it a "
+            "primitive with fg.primitive and fg.defvjp, or read the value with fg.value_of(x) "
+            "(no gradient flows through it)")
+    return NodeConversionError(
+        f"{what} was called on a funcgrad Node inside a differentiated function: {hint}"
+    )
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    name = ufunc.__name__
+    op = _OPERATOR_UFUNCS.get(name)
+    if op is not None and method == "__call__" and not kwargs:
+        return op(*inputs)
+    if name in ("equal", "not_equal") and method == "__call__":
+        raise NodeConversionError(
+            f"numpy.{name} (or ==, != with a NumPy array on the left) was called on a "
+            f"funcgrad Node: == and != between Nodes compare identity; for elementwise "
+            f"comparison use fnp.{name}(a, b)"
+        )
+    what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
+    raise _numpy_call_error(what, name)
+
+
+# NumPy functions that read only a Node's metadata, never its numbers: allowed.
+_METADATA = {numpy.shape, numpy.ndim, numpy.size, numpy.result_type, numpy.iscomplexobj,
+             numpy.isrealobj}
+
+
+def _metadata_args(obj):
+    if type(obj) is Node:
+        return obj.value
+    if type(obj) in (list, tuple):
+        return type(obj)(_metadata_args(o) for o in obj)
+    return obj
+
+
+def _array_function(self, func, types, args, kwargs):
+    if func in _METADATA:
+        return func(*_metadata_args(args), **kwargs)
+    module = getattr(func, "__module__", "numpy") or "numpy"
+    module = "numpy" if module.startswith("numpy") and ".linalg" not in module else module
+    return _raise(_numpy_call_error(f"{module}.{func.__name__}", func.__name__))
+
+
+def _raise(exc):
+    raise exc
+
+
+def _setitem(self, index, value):
+    raise FuncgradTypeError(
+        "funcgrad Nodes are immutable: x[i] = v is not allowed inside a differentiated "
+        "function; write x = x.at[i].set(v) (or x.at[i].add(v)), which is differentiable "
+        "in both x and v"
+    )
+
+
+def _item(self, *args):
+    raise _conversion_error(self, "a Python number (.item())")
+
+
+def _tolist(self):
+    raise _conversion_error(self, "a Python list (.tolist())")
+
+
+class _At:
+    """``x.at[index]``: functional updates, as JAX writes them (see :func:`index_update`)."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, index):
+        return _AtIndex(self.x, index)
+
+
+class _AtIndex:
+    __slots__ = ("index", "x")
+
+    def __init__(self, x, index):
+        self.x, self.index = x, index
+
+    def set(self, v):
+        """A copy of ``x`` with ``x[index] = v``: differentiable in ``x`` and ``v``."""
+        return _s.index_update(self.x, self.index, v)
+
+    def add(self, v):
+        """A copy of ``x`` with ``v`` added at ``index`` (repeated indices accumulate)."""
+        return _s.index_update(self.x, self.index, v, add=True)
+
+    def get(self):
+        """``x[index]``."""
+        return _s.getitem(self.x, self.index)
+
+    def __repr__(self):
+        return f"<x.at[{self.index!r}]: .set(v), .add(v), .get()>"
 
 
 def _iter(self):
@@ -60,12 +191,17 @@ def _moment(fun):
 
 
 METHODS = {
-    # NumPy meets a Node: ``numpy_array + node`` defers to ``Node.__radd__``
-    # (no __array_ufunc__ at all), and conversions are loud.
-    "__array_ufunc__": None,
+    # NumPy meets a Node: operators with a NumPy array on the left compute,
+    # NumPy functions and conversions raise NodeConversionError naming fnp's.
+    "__array_ufunc__": _array_ufunc,
+    "__array_function__": _array_function,
     "__array_priority__": 1000,
     "__array__": _array,
     "__iter__": _iter,
+    "__setitem__": _setitem,
+    "item": _item,
+    "tolist": _tolist,
+    "at": property(_At, doc="Functional updates: ``x.at[i].set(v)``, ``x.at[i].add(v)``."),
     # Python operators
     "__add__": lambda self, other: _e.add(self, other),
     "__radd__": lambda self, other: _e.add(other, self),

@@ -27,7 +27,7 @@ import numpy
 from ..backend import to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..primitive import holds_node
-from ._core import defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
+from ._core import Node, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
 from ._core import namespace as _ns
 
 
@@ -217,6 +217,14 @@ def _index_part(p, xp):
     return p
 
 
+def _index(x: Any, index: Any) -> Any:
+    """``index`` with lists as arrays and NumPy index data on ``x``'s device."""
+    xp = xp_of(x)
+    if isinstance(index, tuple):
+        return tuple(_index_part(p, xp) for p in index)
+    return _index_part(index, xp)
+
+
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` with NumPy's rules: slices (negative steps too), ints, ``None``,
     ``...``, integer arrays (repeats accumulate in the gradient) and boolean masks.
@@ -227,12 +235,92 @@ def getitem(x: Any, index: Any) -> Any:
            [5., 3.]])
     """
     (x,) = as_arrays(x)
-    xp = xp_of(x)
-    if isinstance(index, tuple):
-        index = tuple(_index_part(p, xp) for p in index)
+    return _getitem(x, _index(x, index))
+
+
+# -- functional updates: x.at[index].set(v) / .add(v) ------------------------------
+
+
+@primitive
+def _index_set(x, v, index):
+    out = x.copy()
+    out[index] = v
+    return out
+
+
+_index_set.name = "index_update"
+
+
+def _winners(x, index):
+    """Raw data: where ``v``'s elements are the ones left in ``x[index] = v`` -- all of
+    them, except that of repeated indices only the last write stays (NumPy's rule)."""
+    xv = raw(x)
+    xp = xp_of(xv)
+    picked = xv[index].shape
+    ids = xp.reshape(xp.arange(math.prod(picked)), picked)
+    last = xp.full(xv.shape, -1, dtype=ids.dtype)
+    last[index] = ids
+    return last[index] == ids
+
+
+def _index_set_dv(g, ans, x, v, index):
+    picked = _getitem(g, index)
+    if _may_repeat(index):
+        gv = raw(picked)
+        picked = _where(_winners(x, index), picked, xp_of(gv).zeros((), gv.dtype))
+    return unbroadcast(picked, shape_of(v))
+
+
+def _where(c, a, b):
+    from .elementwise import where
+
+    return where(c, a, b)
+
+
+def _index_set_zero(t, index):
+    tv = raw(t)
+    return _index_set(t, xp_of(tv).zeros((), tv.dtype), index)
+
+
+defvjp(_index_set, lambda g, ans, x, v, index: _index_set_zero(g, index), _index_set_dv)
+defjvp(
+    _index_set,
+    lambda t, ans, x, v, index: _index_set_zero(t, index),
+    lambda t, ans, x, v, index: _index_set(zeros_of(ans), t, index),
+)
+
+
+def index_update(x: Any, index: Any, v: Any, add: bool = False) -> Any:
+    """A copy of ``x`` with ``x[index] = v`` (or ``+= v`` with ``add``): what
+    ``x.at[index].set(v)`` and ``x.at[index].add(v)`` compute.
+
+    Differentiable in both ``x`` and ``v``.  ``v`` broadcasts to the shape of
+    ``x[index]`` and takes ``x``'s dtype.  With repeated integer indices, ``set``
+    keeps the last value written (NumPy's rule; only it receives a gradient) and
+    ``add`` accumulates them all (as ``numpy.add.at``).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.index_update(numpy.zeros(3), 1, 5.0)
+    array([0., 5., 0.])
+    >>> fg.grad(lambda v: (fnp.index_update(numpy.zeros(3), 1, v) ** 2).sum())(3.0)
+    array(6.)
+    """
+    (x,) = as_arrays(x)
+    index = _index(x, index)
+    xv = raw(x)
+    if type(v) is Node or holds_node(v):
+        from .creation import asarray
+
+        v = asarray(v)
+        v = v if v.dtype == xv.dtype else astype(v, xv.dtype)
     else:
-        index = _index_part(index, xp)
-    return _getitem(x, index)
+        v = xp_of(xv).asarray(v, dtype=xv.dtype)
+    if not add:
+        return _index_set(x, v, index)
+    from .elementwise import add as _add
+
+    picked = xv[index].shape
+    return _add(x, index_add(broadcast_to(v, picked), index, xv.shape))
 
 
 def check_axis(axis: int, ndim: int, name: str) -> int:
@@ -527,7 +615,7 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
 
 
 __all__ = [
-    "as_arrays", "astype", "atleast_1d", "broadcast_to", "check_axis", "concatenate",
+    "as_arrays", "astype", "index_update", "atleast_1d", "broadcast_to", "check_axis", "concatenate",
     "expand_dims", "flip", "getitem", "index_add", "moveaxis", "ravel", "repeat", "reshape",
     "shape_of", "split", "squeeze", "stack", "swapaxes", "take", "tile", "transpose",
 ]
