@@ -3,11 +3,19 @@
 Each check draws a random direction ``v`` for the inputs and compares the
 directional derivative computed by forward mode (``jvp``) and by reverse mode
 (``<vjp(u), v>`` against ``<u, J v>`` for a random output direction ``u``) with
-central finite differences.  For ``order > 1`` the same checks are run on the
-functions ``x, v -> jvp(f, x, v)`` and ``x, u -> vjp(f, x)(u)``, recursively.
+central finite differences.
+
+For ``order > 1`` the same checks run, recursively, on the derivative
+functions themselves, *as functions of every argument they take*:
+``(x, v) -> jvp(f, x, v)`` in both ``x`` and the tangent ``v``, and
+``(x, u) -> vjp(f, x)(u)`` in both ``x`` and the cotangent ``u`` (HIPS
+autograd's checker does the same).  Holding ``v`` or ``u`` fixed would let a
+rule that mishandles a traced tangent or cotangent -- reads it as data, say --
+pass at every order.
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.check_grads(fnp.sin, (numpy.array([0.1, 0.7]),), order=2)
+>>> fg.check_grads(lambda x, p: x ** p["k"], (1.5, {"k": 2.5}), order=2)
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from typing import Any
 import numpy
 
 from . import tree
+from .backend import is_float_dtype, namespace
 from .combinators import jvp, vjp
-from .node import value_of
+from .errors import FuncgradValueError
+from .node import Node, value_of
 
 _DEFAULTS = {  # dtype -> (eps, rtol, atol) for central differences
     numpy.dtype("float64"): (1e-6, 1e-5, 1e-6),
@@ -35,12 +45,27 @@ def _host(x: Any) -> numpy.ndarray:
                          dtype=numpy.float64)
 
 
-def _like(x: Any, host: numpy.ndarray) -> Any:
-    """``host`` (a NumPy array) on the device and dtype of ``x``."""
-    from .backend import namespace
+def _as_array(x: Any) -> Any:
+    """A leaf as an array: Python numbers become float64 0-d arrays, NumPy scalars 0-d arrays."""
+    if type(x) is Node:
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return numpy.asarray(x, dtype=numpy.float64)
+    if isinstance(x, numpy.generic):
+        return numpy.asarray(x)
+    return x
 
-    v = value_of(x)
-    return namespace(v).asarray(host, dtype=v.dtype)
+
+def _is_float(x: Any) -> bool:
+    dtype = getattr(value_of(x), "dtype", None)
+    return dtype is not None and is_float_dtype(dtype)
+
+
+def _like(x: Any, host: numpy.ndarray) -> Any:
+    """``host`` (a NumPy array) on the device and dtype of ``x`` (float64 for non-floats)."""
+    v = _as_array(value_of(x))
+    dtype = v.dtype if _is_float(v) else numpy.float64
+    return namespace(v).asarray(host, dtype=dtype)
 
 
 def _random_like(rng: numpy.random.Generator, x: Any) -> Any:
@@ -52,19 +77,23 @@ def _dot(xs: list, ys: list) -> float:
 
 
 def _tolerances(leaves: list, eps, rtol, atol):
-    dtypes = [value_of(x).dtype for x in leaves if hasattr(value_of(x), "dtype")]
+    dtypes = [value_of(x).dtype for x in leaves]
     worst = min(dtypes, key=lambda d: d.itemsize) if dtypes else numpy.dtype("float64")
     d_eps, d_rtol, d_atol = _DEFAULTS.get(numpy.dtype(worst), _DEFAULTS[numpy.dtype("float64")])
     return (eps or d_eps, rtol or d_rtol, atol or d_atol)
 
 
-def _numeric_jvp(fun: Callable, args: tuple, tangents: tuple, eps: float) -> list:
-    """Central difference of ``fun`` along ``tangents``, evaluated in float64 on the host."""
-    def shifted(sign: float):
-        moved = tree.tree_map(
-            lambda x, t: _like(x, _host(x) + sign * eps * _host(t)), args, tangents
-        )
-        return [_host(o) for o in tree.flatten(fun(*moved))[0]]
+def _outputs(out: Any) -> list:
+    """The float output leaves of a result, on the host in float64 (other leaves are data)."""
+    return [_host(o) for o in tree.flatten(out)[0] if _is_float(_as_array(o))]
+
+
+def _numeric_jvp(fun: Callable, xs: tuple, vs: tuple, eps: float) -> list:
+    """Central difference of ``fun`` along ``vs``, evaluated in float64 on the host."""
+
+    def shifted(sign: float) -> list:
+        moved = [_like(x, _host(x) + sign * eps * _host(v)) for x, v in zip(xs, vs, strict=True)]
+        return _outputs(fun(*moved))
 
     plus, minus = shifted(1.0), shifted(-1.0)
     return [(p - m) / (2 * eps) for p, m in zip(plus, minus, strict=True)]
@@ -72,6 +101,8 @@ def _numeric_jvp(fun: Callable, args: tuple, tangents: tuple, eps: float) -> lis
 
 def _report(what: str, expected: numpy.ndarray, got: numpy.ndarray, rtol: float, atol: float):
     expected, got = numpy.atleast_1d(expected), numpy.atleast_1d(got)
+    if expected.shape != got.shape:
+        raise AssertionError(f"{what}: shape {got.shape}, finite differences give {expected.shape}")
     err = numpy.abs(expected - got) - rtol * numpy.abs(expected)
     if expected.size == 0 or numpy.all(err <= atol):
         return
@@ -84,22 +115,30 @@ def _report(what: str, expected: numpy.ndarray, got: numpy.ndarray, rtol: float,
     )
 
 
-def _check_fwd(fun, args, rng, eps, rtol, atol, label):
-    tangents = tree.tree_map(lambda x: _random_like(rng, x), args)
-    _, t_out = jvp(fun, args, tangents)
-    numeric = _numeric_jvp(fun, args, tangents, eps)
-    got = [_host(t) for t in tree.flatten(t_out)[0]]
+def _check_fwd(fun, xs, rng, eps, rtol, atol, label):
+    vs = tuple(_random_like(rng, x) for x in xs)
+    _, t_out = jvp(fun, xs, vs)
+    numeric = _numeric_jvp(fun, xs, vs, eps)
+    got = _outputs(t_out)
+    if len(got) != len(numeric):
+        raise AssertionError(f"{label} forward mode: {len(got)} tangents for "
+                             f"{len(numeric)} float outputs")
     for k, (n, g) in enumerate(zip(numeric, got, strict=True)):
         _report(f"{label} forward mode (jvp), output leaf {k}", n, g, rtol, atol)
 
 
-def _check_rev(fun, args, rng, eps, rtol, atol, label):
-    out, vjp_fn = vjp(fun, *args)
-    u = tree.tree_map(lambda o: _random_like(rng, o), out)
-    tangents = tree.tree_map(lambda x: _random_like(rng, x), args)
-    grads = vjp_fn(u)
-    got = _dot(tree.flatten(grads)[0], tree.flatten(tangents)[0])
-    numeric = _dot(tree.flatten(u)[0], _numeric_jvp(fun, args, tangents, eps))
+def _cotangent(rng: numpy.random.Generator, out: Any) -> tuple[list, Any]:
+    """Random cotangent leaves for ``out`` (None for leaves that are not floats) and its treedef."""
+    leaves, treedef = tree.flatten(out)
+    return [_random_like(rng, o) if _is_float(_as_array(o)) else None for o in leaves], treedef
+
+
+def _check_rev(fun, xs, rng, eps, rtol, atol, label):
+    out, vjp_fn = vjp(fun, *xs)
+    us, out_def = _cotangent(rng, out)
+    vs = tuple(_random_like(rng, x) for x in xs)
+    got = _dot(list(vjp_fn(tree.unflatten(out_def, us))), list(vs))
+    numeric = _dot([u for u in us if u is not None], _numeric_jvp(fun, xs, vs, eps))
     _report(f"{label} reverse mode (<vjp(u), v> vs <u, J v>)", numpy.array(numeric),
             numpy.array(got), rtol, atol)
 
@@ -116,33 +155,68 @@ def check_grads(
 ) -> None:
     """Compare derivatives of ``fun`` at ``args`` up to ``order`` with finite differences.
 
-    ``args`` is a tuple of arguments (an array alone is taken as one argument).
-    ``modes`` picks reverse (``'rev'``) and/or forward (``'fwd'``) mode.  Raises
+    ``args`` is a tuple of arguments (anything else is taken as one argument);
+    each may be an array, a Python number, a NumPy scalar or a pytree of them.
+    Every float leaf is varied; other leaves (integer or boolean arrays, such
+    as indices) are held fixed as data.  ``modes`` picks reverse (``'rev'``)
+    and/or forward (``'fwd'``) mode.  At ``order`` k > 1 the derivative
+    functions ``(x, v) -> jvp(fun, x, v)`` and ``(x, u) -> vjp(fun, x)(u)`` are
+    checked at order k - 1 in both of their arguments.  Raises
     ``AssertionError`` showing the worst mismatch: where, expected, got.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.check_grads(lambda x, y: fnp.sin(x) * y, (0.5, numpy.ones(2)), order=3)
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     for m in modes:
         if m not in ("rev", "fwd"):
-            raise ValueError(f"check_grads: unknown mode {m!r}; expected 'rev' or 'fwd'")
+            raise FuncgradValueError(f"check_grads: unknown mode {m!r}; expected 'rev' or 'fwd'")
+    if not isinstance(order, int) or order < 1:
+        raise FuncgradValueError(f"check_grads: order must be an int >= 1, got {order!r}")
+    leaves, treedef = tree.flatten(args)
+    leaves = [_as_array(x) for x in leaves]
+    vary = [i for i, x in enumerate(leaves) if _is_float(x)]
+
+    def flat_fun(*xs):
+        full = list(leaves)
+        for i, x in zip(vary, xs, strict=True):
+            full[i] = x
+        return fun(*tree.unflatten(treedef, full))
+
+    xs = tuple(leaves[i] for i in vary)
     rng = numpy.random.default_rng(seed)
-    eps, rtol, atol = _tolerances(tree.flatten(args)[0], eps, rtol, atol)
-    _check_order(fun, args, order, modes, rng, eps, rtol, atol, 1)
+    eps, rtol, atol = _tolerances(list(xs), eps, rtol, atol)
+    _check_order(flat_fun, xs, order, tuple(modes), rng, eps, rtol, atol, 1)
 
 
-def _check_order(fun, args, order, modes, rng, eps, rtol, atol, level):
-    label = f"order {level}"
+def _check_order(fun, xs, order, modes, rng, eps, rtol, atol, level, what=""):
+    label = f"order {level}{what}"
     if "fwd" in modes:
-        _check_fwd(fun, args, rng, eps, rtol, atol, label)
+        _check_fwd(fun, xs, rng, eps, rtol, atol, label)
     if "rev" in modes:
-        _check_rev(fun, args, rng, eps, rtol, atol, label)
+        _check_rev(fun, xs, rng, eps, rtol, atol, label)
     if order <= 1:
         return
+    n = len(xs)
     if "fwd" in modes:
-        v = tree.tree_map(lambda x: _random_like(rng, x), args)
-        _check_order(lambda *a: jvp(fun, a, v)[1], args, order - 1, modes, rng,
-                     eps, rtol, atol, level + 1)
+        # (x, v) -> J(x) v as a function of both: its derivative in v checks
+        # that the JVP rules treat a traced tangent right.
+        vs = tuple(_random_like(rng, x) for x in xs)
+
+        def jvp_fun(*xv):
+            return jvp(fun, xv[:n], xv[n:])[1]
+
+        _check_order(jvp_fun, xs + vs, order - 1, modes, rng, eps, rtol, atol, level + 1,
+                     f" (of the jvp{what})")
     if "rev" in modes:
-        out = fun(*args)
-        u = tree.tree_map(lambda o: _random_like(rng, o), out)
-        _check_order(lambda *a: vjp(fun, *a)[1](u), args, order - 1, modes, rng,
-                     eps, rtol, atol, level + 1)
+        us, out_def = _cotangent(rng, fun(*xs))
+        slots = [k for k, u in enumerate(us) if u is not None]
+
+        def vjp_fun(*xu):
+            ct = list(us)
+            for k, u in zip(slots, xu[n:], strict=True):
+                ct[k] = u
+            return vjp(fun, *xu[:n])[1](tree.unflatten(out_def, ct))
+
+        _check_order(vjp_fun, xs + tuple(us[k] for k in slots), order - 1, modes, rng,
+                     eps, rtol, atol, level + 1, f" (of the vjp{what})")
