@@ -18,7 +18,7 @@ import funcgrad.numpy as fnp
 
 # test_primitives loads this file by path (importlib mode): make its sibling importable.
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from table import BINARY, Row, above_one, away_from_zero, positive, real, unit
+from table import BINARY, UNARY, Row, above_one, away_from_zero, positive, real, unit
 
 nn = fg.nn
 
@@ -60,6 +60,22 @@ def with_zeros(count):
         return tuple(out)
 
     return make
+
+
+def near_zero(rng, dtype, shapes):
+    """Factors near 1 with one tiny (not zero) factor per slice of the last axis."""
+    out = []
+    for s in shapes:
+        x = (0.5 + rng.uniform(0.0, 1.0, s)).reshape(-1, s[-1])
+        for row in x:
+            row[rng.integers(s[-1])] = rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-9, -7)
+        out.append(x.reshape(s))
+    return tuple(out)
+
+
+def at_zero(rng, dtype, shapes):
+    """Exactly 0 everywhere."""
+    return tuple(np.zeros(s) for s in shapes)
 
 
 def near_one(x):
@@ -106,6 +122,9 @@ ROWS = [
     Row("negative", fnp.negative),
     Row("power", fnp.power, BINARY, domains=(positive, real)),
     Row("power", lambda x: fnp.power(x, 3), id="int-exponent"),
+    # x ** k is smooth at 0: every order is finite there (no 0 * 0 ** -1)
+    Row("power", lambda x: fnp.power(x, 2) + fnp.power(x, 1) + fnp.power(x, 0), UNARY[:3],
+        make=at_zero, order=3, dtypes=("float64",), id="int-exponents-at-0"),
     Row("square", fnp.square),
     Row("reciprocal", fnp.reciprocal, domains=(away_from_zero,)),
     Row("sqrt", fnp.sqrt, domains=(positive,)),
@@ -178,6 +197,9 @@ ROWS = [
         id="two-zeros"),
     Row("prod", lambda x: fnp.prod(x, axis=(0, 1)), [((2, 3),)], make=with_zeros(1),
         id="axes01-zeros"),
+    # near (not at) zero, where dividing by x again and again loses all precision
+    Row("prod", lambda x: fnp.prod(x, axis=-1), [((4,),), ((2, 4),)], make=near_zero,
+        order=3, dtypes=("float64",), id="near-zero"),
     # moments
     Row("var", fnp.var, [((3,),), ((2, 3),)]),
     Row("var", lambda x: fnp.var(x, axis=0), AXIS0, id="axis0"),
@@ -188,6 +210,10 @@ ROWS = [
     Row("std", lambda x: fnp.std(x, axis=0, ddof=1), [((3,),), ((3, 2),), ((2, 0),)],
         id="axis0-ddof1"),
     Row("std", lambda x: fnp.std(x, axis=(0, 1), keepdims=True), TWO, id="axes01-keepdims"),
+    # over one element std is 0 whatever x is: derivatives 0, not sqrt's inf * 0
+    Row("std", fnp.std, [((),)], id="one-element"),
+    Row("std", lambda x: fnp.std(x, axis=1), [((3, 1),)], id="axis-of-one"),
+    Row("var", fnp.var, [((),)], id="one-element"),
     # running sums and products
     Row("cumsum", fnp.cumsum, ALL),
     Row("cumsum", lambda x: fnp.cumsum(x, axis=0), AXIS0, id="axis0"),
@@ -197,6 +223,8 @@ ROWS = [
     Row("cumprod", lambda x: fnp.cumprod(x, axis=-1), LAST, domains=(near_one,), id="last"),
     Row("cumprod", lambda x: fnp.cumprod(x, axis=-1), [((3,),), ((2, 4),)],
         make=with_zeros(2), id="zeros"),
+    Row("cumprod", lambda x: fnp.cumprod(x, axis=-1), [((4,),), ((2, 4),)], make=near_zero,
+        order=3, dtypes=("float64",), id="near-zero"),
     # nn
     Row("nn.sigmoid", nn.sigmoid),
     Row("nn.relu", nn.relu, domains=(away_from_zero,)),

@@ -105,3 +105,44 @@ def test_float16_gradients_stay_float16(row, shapes):
     _, t = fg.jvp(row.fun, args, tuple(np.ones_like(a) for a in args))
     for leaf in fg.tree.flatten(t)[0]:
         assert np.asarray(leaf).dtype == np.float16, f"{row.name}: tangent dtype changed"
+
+
+def _zero_d_cases():
+    for row in ROWS:
+        for shapes in row.shapes:
+            if all(s == () for s in shapes):
+                yield pytest.param(row, shapes, id=f"{row.name}{('-' + row.id) if row.id else ''}")
+
+
+@pytest.mark.parametrize("row, shapes", list(_zero_d_cases()))
+def test_row_through_0d_intermediates(row, shapes):
+    # ``x * 1.0`` of a 0-d float64 array is a numpy.float64, a subclass of
+    # Python's float: a rule that takes it for a Python constant drops a path.
+    rng = np.random.default_rng(zlib.crc32(f"0d-{row.name}{row.id}".encode()))
+    args = row.inputs(rng, "float64", shapes)
+    fg.check_grads(lambda *a: row.fun(*[x * 1.0 for x in a]), args, order=row.order,
+                   modes=row.modes, rtol=row.rtol, atol=row.atol)
+
+
+def _mixed_cases():
+    for row in ROWS:
+        shapes = next((s for s in row.shapes if all(np.prod(x) > 0 for x in s)), None)
+        if shapes is not None and len(shapes) >= 2:
+            yield pytest.param(row, shapes, id=f"{row.name}{('-' + row.id) if row.id else ''}")
+
+
+@pytest.mark.parametrize("row, shapes", list(_mixed_cases()))
+def test_tangents_take_the_output_dtype_when_precisions_mix(row, shapes):
+    rng = np.random.default_rng(zlib.crc32(f"mixed-{row.name}{row.id}".encode()))
+    args = row.inputs(rng, "float64", shapes)
+    for k in range(len(args)):  # argument k in float32 and traced, the others float64 data
+        a32 = args[k].astype(np.float32)
+
+        def fun(a, k=k):
+            return row.fun(*(a if i == k else x for i, x in enumerate(args)))
+
+        out, t = fg.jvp(fun, (a32,), (np.ones_like(a32),))
+        for o, tl in zip(fg.tree.flatten(out)[0], fg.tree.flatten(t)[0], strict=True):
+            assert np.asarray(tl).dtype == np.asarray(o).dtype, (k, tl.dtype, o.dtype)
+        _, vjp_fn = fg.vjp(fun, a32)
+        assert vjp_fn(fg.tree.tree_map(np.ones_like, out))[0].dtype == np.float32

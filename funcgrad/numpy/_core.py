@@ -81,10 +81,19 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
 
 
 def bcast(t: Any, ans: Any) -> Any:
-    """Broadcast tangent ``t`` to the shape of ``ans``."""
-    s = shape_of(ans)
-    if shape_of(t) == s:
-        return t
-    from . import shape as shp
+    """Tangent ``t`` broadcast to the shape of ``ans``, in ``ans``'s dtype.
 
-    return shp.broadcast_to(t, s)
+    The dtype matters where float32 data meets float64 data (``add``,
+    ``where``): the output is float64, and so must its tangent be.
+    """
+    s = shape_of(ans)
+    if shape_of(t) != s:
+        from . import shape as shp
+
+        t = shp.broadcast_to(t, s)
+    dtype = getattr(ans, "dtype", None)
+    if dtype is not None and getattr(t, "dtype", dtype) != dtype:
+        from . import shape as shp
+
+        t = shp.astype(t, dtype)
+    return t

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of
+from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of, zeros_of
 
 add = ufunc("add")
 subtract = ufunc("subtract")
@@ -48,21 +48,36 @@ defjvp(negative, lambda t, ans, x: -t)
 
 def _log_base(x):
     # log(x) where x > 0, else 0: d(x**y)/dy is x**y log x, which is 0 at x == 0.
+    if type(x) in (int, float):  # a Python base (2.0 ** y) stays a weak Python float
+        return math.log(x) if x > 0 else 0.0
+    # Anything else -- a Node, an array, a NumPy scalar (numpy.float64 subclasses
+    # float, and is what a 0-d intermediate holds) -- goes through ``log``, so a
+    # traced base stays traced.
     v = raw(x)
-    if isinstance(v, (int, float)):  # a Python base (2.0 ** y) stays a weak Python float
-        return math.log(v) if v > 0 else 0.0
-    xp = xp_of(v)
-    return where(v > 0, log(where(v > 0, x, 1)), xp.zeros((), v.dtype))
+    pos = xp_of(v).greater(v, 0)
+    return where(pos, log(where(pos, x, 1)), xp_of(v).zeros((), v.dtype))
+
+
+def _y_x_to_y_minus_1(x, y):
+    """``y * x ** (y - 1)``, which is 0 where ``y == 0`` (``0 * 0 ** -1`` would be NaN).
+
+    With ``y`` a Python int ``k``, the k+1-th derivative of ``x ** k`` reaches
+    ``y == 0``: its derivative is 0 there, so every order stays finite at 0.
+    """
+    if type(y) in (int, float):
+        return y * power(x, y - 1) if y != 0 else zeros_of(x)
+    yv = raw(y)
+    return y * power(x, where(xp_of(yv).equal(yv, 0), 1, y - 1))
 
 
 def _power_dx(g, ans, x, y):
-    return unbroadcast(g * y * power(x, y - 1), x.shape)
+    return unbroadcast(g * _y_x_to_y_minus_1(x, y), x.shape)
 
 
 defvjp(power, _power_dx, lambda g, ans, x, y: unbroadcast(g * ans * _log_base(x), y.shape))
 defjvp(
     power,
-    lambda t, ans, x, y: bcast(t * y * power(x, y - 1), ans),
+    lambda t, ans, x, y: bcast(t * _y_x_to_y_minus_1(x, y), ans),
     lambda t, ans, x, y: bcast(t * ans * _log_base(x), ans),
 )
 defvjp(exp, lambda g, ans, x: g * ans)

@@ -78,7 +78,8 @@ def _numpy_mean(x, axis=None, keepdims=False):
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy's own accumulator rules
         return x.mean(axis=axis, keepdims=keepdims)
     n = _count(x.shape, axis)
-    return numpy.add.reduce(x, axis=axis, keepdims=keepdims) / n if n else x.mean(axis=axis)
+    return numpy.add.reduce(x, axis=axis, keepdims=keepdims) / n if n else x.mean(
+        axis=axis, keepdims=keepdims)
 
 
 # NumPy fast paths: ufunc reductions, sparing NumPy's Python-level wrappers.
@@ -133,56 +134,123 @@ defjvp(amin, _ext_jvp)
 
 
 # -- products -----------------------------------------------------------------
-# The gradient of a product is the product of the *other* factors.  Where a
-# factor is nonzero that is ``ans / x``, exactly, as a function (so it stays
-# right when differentiated again).  Where a factor is zero, dividing fails;
-# there the product of the others is recomputed with that one factor set to 1.
-# A slice with k zeros costs k more products (the r-th zero of every slice is
-# handled by the same product), still exact to every order.  Limitation: near
-# zero (tiny but nonzero factors) derivatives of order 3 and up, which divide by
-# x again and again, lose relative precision; cumprod below shares both traits.
+# The gradient of a product is the product of the *other* factors.  It is
+# never ``ans / x``: that fails at zeros and, differentiated again and again,
+# loses all precision near them (the terms of its derivatives nearly cancel).
+# Instead, everything is written with running products and two division-free
+# linear scans along an axis, with P[i, k] = x[i+1] * ... * x[k] (1 if i = k):
+#     _scan(h, x)[k]  = sum over i <= k of h[i] P[i, k]   (F[k] = h[k] + x[k] F[k-1])
+#     _rscan(h, x)[i] = sum over k >= i of h[k] P[i, k]   (R[i] = h[i] + x[i+1] R[i+1])
+# Each is linear in h and the transpose of the other; their derivatives in x
+# are scans again.  So the rules of prod and cumprod stay exact to every
+# order, zeros and near-zeros included, at linear cost.
 
 
-def _moved_last(v, axes: tuple):
-    """``v`` (raw) with ``axes`` moved to the end and merged into one; and the way back."""
+def _along(axis: int, ndim: int, part: slice) -> tuple:
+    return (slice(None),) * axis + (part,) + (slice(None),) * (ndim - axis - 1)
+
+
+@primitive
+def _shift(x, axis, fill, step):
+    """``x`` moved one place along ``axis`` (towards the end for ``step=1``), ``fill`` coming in."""
+    xp = _ns(x)
+    n = x.shape[axis]
+    if n == 0:
+        return xp.array(x, copy=True)
+    head = xp.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], fill, dtype=x.dtype)
+    if step == 1:
+        return xp.concatenate([head, x[_along(axis, x.ndim, slice(0, n - 1))]], axis=axis)
+    return xp.concatenate([x[_along(axis, x.ndim, slice(1, n))], head], axis=axis)
+
+
+defvjp(_shift, lambda g, ans, x, axis, fill, step: _shift(g, axis, 0.0, -step))
+defjvp(_shift, lambda t, ans, x, axis, fill, step: _shift(t, axis, 0.0, step))
+
+
+def _scan_raw(h, x, axis):
+    # F = composition of the maps F -> x[k] F + h[k]; by doubling: log2(n)
+    # vectorized steps, each composing every map with the one d places before.
+    xp = _ns(h, x)
+    n, nd = h.shape[axis], h.ndim
+    a, b = x, h
+    d = 1
+    while d < n:
+        hi, lo = _along(axis, nd, slice(d, n)), _along(axis, nd, slice(0, n - d))
+        first = _along(axis, nd, slice(0, d))
+        b = xp.concatenate([b[first], b[hi] + a[hi] * b[lo]], axis=axis)
+        a = xp.concatenate([a[first], a[hi] * a[lo]], axis=axis)
+        d *= 2
+    return xp.array(b, copy=True) if b is h else b
+
+
+@primitive
+def _scan(h, x, axis):
+    """``F[k] = h[k] + x[k] * F[k-1]`` along ``axis`` (``F[-1] = 0``); ``h``, ``x`` of one shape."""
+    return _scan_raw(h, x, axis)
+
+
+@primitive
+def _rscan(h, x, axis):
+    """``R[i] = h[i] + x[i+1] * R[i+1]`` along ``axis`` (``R[n] = 0``): the transpose of _scan."""
+    xp = _ns(h, x)
+    # Reversed, it is a forward scan whose coefficients are x reversed, one place later.
+    coef = _shift.impl(xp.flip(x, axis), axis, 0.0, 1)
+    return xp.flip(_scan_raw(xp.flip(h, axis), coef, axis), axis)
+
+
+defvjp(
+    _scan,
+    lambda g, ans, h, x, axis: _rscan(g, x, axis),
+    # dF[k]/dx[m] = F[m-1] P[m, k] for m <= k
+    lambda g, ans, h, x, axis: _shift(ans, axis, 0.0, 1) * _rscan(g, x, axis),
+)
+defjvp(
+    _scan,
+    lambda t, ans, h, x, axis: _scan(t, x, axis),
+    lambda t, ans, h, x, axis: _scan(t * _shift(ans, axis, 0.0, 1), x, axis),
+)
+defvjp(
+    _rscan,
+    lambda g, ans, h, x, axis: _scan(g, x, axis),
+    # dR[i]/dx[m] = P[i, m-1] R[m] for i < m
+    lambda g, ans, h, x, axis: ans * _shift(_scan(g, x, axis), axis, 0.0, 1),
+)
+defjvp(
+    _rscan,
+    lambda t, ans, h, x, axis: _rscan(t, x, axis),
+    lambda t, ans, h, x, axis: _rscan(_shift(t * ans, axis, 0.0, -1), x, axis),
+)
+
+
+def _others(x, axis):
+    """The product of the other factors of each element's slice over ``axis``: d prod / d x.
+
+    The reduced axes are moved last and merged; there the product of the
+    others is the running product before each element (cumprod, shifted)
+    times the product of those after it (a reverse scan of a last-place 1).
+    """
+    from .shape import reshape, transpose
+
+    shape = shape_of(x)
+    v = raw(x)
     xp = xp_of(v)
-    rest = [i for i in range(v.ndim) if i not in axes]
-    perm = rest + list(axes)
-    inv = [0] * v.ndim
-    for i, p in enumerate(perm):
-        inv[p] = i
-    moved = xp.transpose(v, perm)
-    flat = xp.reshape(moved, moved.shape[: len(rest)] + (-1,))
-    return flat, lambda w: xp.transpose(xp.reshape(w, moved.shape), inv)
-
-
-def _zero_rank(zero, axes: tuple):
-    """Raw data: each zero's rank among the zeros of its slice over ``axes`` (1, 2...), else 0."""
-    xp = xp_of(zero)
-    if zero.ndim == 0:
-        return zero.astype(int)
-    flat, back = _moved_last(zero, axes)
-    return back(xp.cumsum(flat, axis=-1) * flat)
-
-
-def _others(ans, x, axis, keepdims):
-    """The product of the other factors of each element's slice: d prod / d x."""
-    from .elementwise import where
-
-    xv = raw(x)
-    xp = xp_of(xv)
-    whole = expand_to(ans, x.shape, axis, keepdims)
-    zero = xv == 0
-    if not zero.any():
-        return whole / x
-    one, nil = xp.ones((), xv.dtype), xp.zeros((), xv.dtype)
-    out = where(zero, nil, whole / where(zero, one, x))
-    rank = _zero_rank(zero, normalize_axes(axis, xv.ndim))
-    for r in range(1, int(rank.max()) + 1):
-        at = rank == r
-        rest = prod(where(at, one, x), axis=axis, keepdims=True)
-        out = where(at, expand_to(rest, x.shape, axis, True), out)
-    return out
+    axes = normalize_axes(axis, len(shape))
+    if not axes:  # a product over nothing is x itself
+        return xp.ones(shape, v.dtype)
+    rest = [i for i in range(len(shape)) if i not in axes]
+    perm = tuple(rest + list(axes))
+    moved = tuple(shape[i] for i in perm)
+    merged = tuple(shape[i] for i in rest) + (_count(shape, axis),)
+    flat = transpose(x, perm) if perm != tuple(range(len(shape))) else x
+    flat = reshape(flat, merged) if merged != moved else flat
+    last = len(rest)
+    n = merged[last]
+    one_at_end = xp.broadcast_to((xp.arange(n) == n - 1).astype(v.dtype), merged)
+    out = _shift(cumprod(flat, axis=last), last, 1.0, 1) * _rscan(one_at_end, flat, last)
+    out = reshape(out, moved) if merged != moved else out
+    if perm == tuple(range(len(shape))):
+        return out
+    return transpose(out, tuple(perm.index(i) for i in range(len(shape))))
 
 
 @primitive
@@ -199,12 +267,12 @@ def prod(x, axis=None, keepdims=False):
 defvjp(
     prod,
     lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims)
-    * _others(ans, x, axis, keepdims),
+    * _others(x, axis),
 )
 defjvp(
     prod,
     lambda t, ans, x, axis=None, keepdims=False: sum(
-        t * _others(ans, x, axis, keepdims), axis=axis, keepdims=keepdims
+        t * _others(x, axis), axis=axis, keepdims=keepdims
     ),
 )
 
@@ -255,8 +323,8 @@ defjvp(_rcumsum, lambda t, ans, x, axis: _rcumsum(t, axis))
 def cumprod(x, axis=None):
     """``numpy.cumprod``: running products along ``axis`` (an int, or None: flattened).
 
-    Derivatives are exact to every order, zeros included; a slice holding k
-    zeros costs k more running products in the rules.
+    Derivatives are exact to every order, at and near zeros too: the rules
+    divide by nothing (see ``_scan``).
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(lambda x: fnp.cumprod(x).sum())(numpy.array([1.0, 2.0, 3.0]))
@@ -265,49 +333,22 @@ def cumprod(x, axis=None):
     return _ns(x).cumprod(x, axis=axis)
 
 
-def _zeros_in_order(x, axis):
-    """Raw data: ``x == 0`` and, for zeros, their rank along ``axis`` (1, 2...); None if no zero."""
-    xv = raw(x)
-    zero = xv == 0
-    if not zero.any():
-        return zero, None
-    return zero, xp_of(xv).cumsum(zero, axis=axis) * zero
-
-
 def _cumprod_vjp(g, ans, x, axis=None):
-    # d ans[k] / d x[i] (i <= k) is the running product to k without factor i.
-    from .elementwise import where
-
+    # d ans[k] / d x[i] (i <= k) is x[0] ... x[i-1] * x[i+1] ... x[k]: the
+    # running product before i (ans shifted) times a reverse scan of g.
     xf, ax = _flat(x, axis)
-    zero, rank = _zeros_in_order(xf, ax)
-    if rank is None:
-        return _shaped(_rcumsum(g * ans, ax) / xf, x, axis)
-    dtype = raw(xf).dtype
-    xp = xp_of(raw(xf))
-    one, nil = xp.ones((), dtype), xp.zeros((), dtype)
-    out = where(zero, nil, _rcumsum(g * ans, ax) / where(zero, one, xf))
-    for r in range(1, int(rank.max()) + 1):
-        at = rank == r
-        out = where(at, _rcumsum(g * cumprod(where(at, one, xf), axis=ax), ax), out)
-    return _shaped(out, x, axis)
+    ax %= len(shape_of(xf))
+    gf, _ = _flat(g, axis)
+    af, _ = _flat(ans, axis)
+    return _shaped(_shift(af, ax, 1.0, 1) * _rscan(gf, xf, ax), x, axis)
 
 
 def _cumprod_jvp(t, ans, x, axis=None):
-    from .elementwise import where
-
     xf, ax = _flat(x, axis)
+    ax %= len(shape_of(xf))
     tf, _ = _flat(t, axis)
-    zero, rank = _zeros_in_order(xf, ax)
-    if rank is None:
-        return ans * cumsum(tf / xf, axis=ax)
-    dtype = raw(xf).dtype
-    xp = xp_of(raw(xf))
-    one, nil = xp.ones((), dtype), xp.zeros((), dtype)
-    out = ans * cumsum(where(zero, nil, tf / where(zero, one, xf)), axis=ax)
-    for r in range(1, int(rank.max()) + 1):
-        at = rank == r
-        out = out + cumsum(where(at, tf, nil), axis=ax) * cumprod(where(at, one, xf), axis=ax)
-    return out
+    af, _ = _flat(ans, axis)
+    return _scan(tf * _shift(af, ax, 1.0, 1), xf, ax)  # cumprod's output is flat for None
 
 
 defvjp(cumprod, _cumprod_vjp)
@@ -340,9 +381,18 @@ def std(x, axis=None, ddof=0, keepdims=False):
     >>> fg.grad(fnp.std)(numpy.array([1.0, 3.0]))
     array([-0.5,  0.5])
     """
-    from .elementwise import sqrt
+    from .elementwise import sqrt, where
 
-    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    v = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    # Where the variance is 0 -- always, over one element (a 0-d array, an axis
+    # of length 1), or when all the elements are equal -- the derivative of
+    # sqrt would be infinite times 0.  There std is 0 and its derivative is
+    # taken as 0: exact over one element (std is constant there), the zero
+    # subgradient otherwise (as ``abs`` at 0).  NaN (ddof >= N) stays NaN.
+    vv = raw(v)
+    xp = xp_of(vv)
+    zero = xp.equal(vv, 0)
+    return where(zero, xp.zeros((), vv.dtype), sqrt(where(zero, 1, v)))
 
 
 __all__ = [
