@@ -5,6 +5,8 @@
 array([2., 4.])
 """
 
+from types import ModuleType as _ModuleType
+
 from . import (
     nn,
     numpy,
@@ -48,3 +50,19 @@ from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 
 __version__ = "0.1.0"
 from . import tree
+
+# dir(funcgrad) lists the public surface: every name imported above, and the
+# public subpackages, but not the implementation modules (importable as
+# ``funcgrad.node`` etc., internals).  The subpackages stay out of ``__all__``:
+# ``from funcgrad import *`` must not shadow the real ``numpy``.
+_PUBLIC_MODULES = ["nn", "numpy", "tree"]
+__all__ = [
+    _name for _name, _value in sorted(globals().items())
+    if not _name.startswith("_") and not isinstance(_value, _ModuleType)
+]
+
+
+def __dir__() -> list:
+    return sorted(__all__ + _PUBLIC_MODULES) + [
+        n for n in globals() if n.startswith("__") and n.endswith("__")
+    ]

@@ -26,6 +26,10 @@ __all__ = [
 ]
 
 
+def __dir__() -> list:  # the public names only, not the helpers and imports
+    return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
+
+
 def _zero(x: Any) -> Any:
     """A raw 0-d zero of ``x``'s dtype and device."""
     v = fnp.asarray(x)

@@ -7,10 +7,21 @@ reverse and forward mode.
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.grad(lambda x: fnp.sum(fnp.exp(x)))(numpy.zeros(2))
 array([1., 1.])
+
+The constants ``pi``, ``e``, ``inf``, ``nan`` and ``newaxis`` are NumPy's:
+plain Python values (``newaxis`` is ``None``).
+
+>>> fnp.pi == numpy.pi and fnp.newaxis is None
+True
 """
+
+from math import e, inf, nan, pi
+from types import ModuleType as _ModuleType
 
 from . import linalg
 from .comparison import (
+    all,
+    any,
     argmax,
     argmin,
     equal,
@@ -48,6 +59,7 @@ from .elementwise import (
     arctan,
     arctan2,
     arctanh,
+    ceil,
     clip,
     cos,
     cosh,
@@ -55,6 +67,7 @@ from .elementwise import (
     exp,
     exp2,
     expm1,
+    floor,
     log,
     log1p,
     log2,
@@ -66,6 +79,7 @@ from .elementwise import (
     negative,
     power,
     reciprocal,
+    round,
     sin,
     sinh,
     sqrt,
@@ -76,7 +90,7 @@ from .elementwise import (
     true_divide,
     where,
 )
-from .products import dot, einsum, inner, matmul, outer, tensordot, trace
+from .products import cross, dot, einsum, inner, matmul, outer, tensordot, trace
 from .reductions import (
     amax,
     amin,
@@ -95,15 +109,22 @@ from .shape import (
     atleast_1d,
     broadcast_to,
     concatenate,
+    diag,
+    diagonal,
     expand_dims,
     flip,
     getitem,
+    hstack,
     index_add,
     index_update,
+    meshgrid,
     moveaxis,
+    pad,
     ravel,
     repeat,
     reshape,
+    roll,
+    sort,
     split,
     squeeze,
     stack,
@@ -111,6 +132,9 @@ from .shape import (
     take,
     tile,
     transpose,
+    tril,
+    triu,
+    vstack,
 )
 
 from . import _methods
@@ -119,3 +143,17 @@ from ..primitive import register_array_like
 _methods.install()  # Node's operators, methods and NumPy hooks
 register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
 del _methods, register_array_like
+
+newaxis = None
+
+# The public surface is every name imported or defined above, less the family
+# modules it is gathered from (importable, e.g. ``funcgrad.numpy.shape``, but
+# not part of ``fnp``'s face) and private names.
+__all__ = [
+    _name for _name, _value in sorted(globals().items())
+    if not _name.startswith("_") and (_name == "linalg" or not isinstance(_value, _ModuleType))
+]
+
+
+def __dir__() -> list:
+    return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]

@@ -34,3 +34,25 @@ isinf = _data_only("isinf")
 argmax = _data_only("argmax")
 argmin = _data_only("argmin")
 sign = _data_only("sign")
+
+
+def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.all``: whether every element (over ``axis``) is true; plain data.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.all(fg.require_grad(numpy.array([[1.0, 0.0], [2.0, 3.0]])) > 0, axis=1)
+    array([False,  True])
+    """
+    v = raw(a)
+    return xp_of(v).all(v, axis=axis, keepdims=keepdims)
+
+
+def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.any``: whether some element (over ``axis``) is true; plain data.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.any(fg.require_grad(numpy.array([0.0, 2.0])))
+    np.True_
+    """
+    v = raw(a)
+    return xp_of(v).any(v, axis=axis, keepdims=keepdims)

@@ -12,8 +12,10 @@ array(0.)
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of, zeros_of
+from ._core import namespace as _ns
 
 add = ufunc("add")
 subtract = ufunc("subtract")
@@ -297,6 +299,62 @@ def clip(x, a_min=None, a_max=None):
     return _clip(x, a_min=raw(a_min), a_max=raw(a_max))
 
 
+# -- rounding: piecewise constant, so every derivative is zero --------------------
+# Zero rather than "undefined" at the jumps too, as in JAX and PyTorch: the
+# gradient is raw zeros of the input's shape and dtype, the tangent zeros of
+# the output's.
+floor = ufunc("floor")
+ceil = ufunc("ceil")
+
+floor.__doc__ = """``numpy.floor``: the largest integer ``<= x``, elementwise; derivative zero.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> fnp.floor(numpy.array([-0.5, 1.5]))
+array([-1.,  1.])
+>>> fg.grad(lambda x: (fnp.floor(x) * x).sum())(numpy.array([-0.5, 1.5]))
+array([-1.,  1.])
+"""
+ceil.__doc__ = """``numpy.ceil``: the smallest integer ``>= x``, elementwise; derivative zero.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> fnp.ceil(numpy.array([-0.5, 1.5]))
+array([-0.,  2.])
+>>> fg.grad(lambda x: fnp.ceil(x).sum())(numpy.array([-0.5, 1.5]))
+array([0., 0.])
+"""
+
+defvjp(floor, lambda g, ans, x: zeros_of(x))
+defjvp(floor, lambda t, ans, x: zeros_of(ans))
+defvjp(ceil, lambda g, ans, x: zeros_of(x))
+defjvp(ceil, lambda t, ans, x: zeros_of(ans))
+
+
+def _round_impl(x, decimals=0):
+    xp = _ns(x)
+    fun = getattr(xp, "round", None) or xp.around  # older CuPy has only ``around``
+    return fun(x, decimals=decimals)
+
+
+_round = primitive(_round_impl)
+_round.name = "round"
+defvjp(_round, lambda g, ans, x, decimals=0: zeros_of(x))
+defjvp(_round, lambda t, ans, x, decimals=0: zeros_of(ans))
+
+
+def round(a: Any, decimals: int = 0) -> Any:
+    """``numpy.round``: ``a`` rounded to ``decimals`` decimals, halves to even.
+
+    Piecewise constant: its derivative is zero everywhere (at the jumps too).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.round(numpy.array([0.5, 1.5, 2.26]), 1)
+    array([0.5, 1.5, 2.3])
+    >>> fg.grad(lambda x: (fnp.round(x) * x).sum())(numpy.array([0.4, 1.7]))
+    array([0., 2.])
+    """
+    return _round(a, decimals=int(decimals))
+
+
 # help() and Jupyter read these (ufunc primitives have no function body to carry one).
 for _prim, _text in [
     (add, "``x + y``"), (subtract, "``x - y``"), (multiply, "``x * y``"),
@@ -320,3 +378,6 @@ for _prim, _text in [
 ]:
     _prim.__doc__ = f"``numpy.{_prim.name}``, differentiable: {_text}."
 del _prim, _text
+
+# Doctest runs the examples of these primitives (instances, which it does not collect itself).
+__test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}

@@ -28,7 +28,7 @@ array([[3., 0.],
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -39,7 +39,19 @@ from .elementwise import absolute, power, where
 from .products import matmul
 from .reductions import amax, amin, expand_to
 from .reductions import sum as _sum
-from .shape import as_arrays, check_axis, reshape, swapaxes
+from .shape import (
+    as_arrays,
+    check_axis,
+    concatenate,
+    diagonal,
+    expand_dims,
+    getitem,
+    moveaxis,
+    reshape,
+    swapaxes,
+    tril,
+    triu,
+)
 
 
 def _lapack(name: str, *arrays, pick=None):
@@ -241,6 +253,463 @@ def cholesky(a: Any) -> Any:
     return _cholesky(a)
 
 
+# -- eigh, svd, qr: decompositions ---------------------------------------------------
+# A primitive has one output, so each decomposition is one primitive whose
+# output packs its factors along the second-to-last axis (``eigh``: the
+# eigenvalues as a first row above the eigenvectors); the public functions
+# unpack it with (differentiable) indexing.  One LAPACK call serves every
+# factor, and a rule sees the cotangents of all factors at once.  The rules are
+# the standard formulas, written with ``fnp`` operations (the packed primitive
+# itself among them), so every order works in both modes.
+
+
+def _lapack_factors(name: str, a, **kwargs) -> tuple:
+    """``xp.linalg.<name>(a, **kwargs)`` as a tuple; float16 through float32."""
+    xp = _ns(a)
+    half = a.dtype == numpy.float16
+    out = getattr(xp.linalg, name)(a.astype(numpy.float32) if half else a, **kwargs)
+    out = tuple(out) if isinstance(out, tuple) or hasattr(out, "_fields") else (out,)
+    return tuple(o.astype(numpy.float16) for o in out) if half else out
+
+
+def _rows(p, start: int, stop: int | None = None):
+    """Rows ``start:stop`` of each packed matrix (differentiable)."""
+    return getitem(p, (Ellipsis, slice(start, stop), slice(None)))
+
+
+def _cols(p, start: int, stop: int | None = None):
+    return getitem(p, (Ellipsis, slice(start, stop)))
+
+
+def _row(p, i: int):
+    return getitem(p, (Ellipsis, i, slice(None)))
+
+
+def _eye_like(x, n: int):
+    v = raw(x)
+    return xp_of(v).eye(n, dtype=v.dtype)
+
+
+def _diag_embed(d):
+    """Vectors ``(..., k)`` -> diagonal matrices ``(..., k, k)``."""
+    return expand_dims(d, -1) * _eye_like(d, shape_of(d)[-1])
+
+
+def _diag_part(m):
+    return diagonal(m, axis1=-2, axis2=-1)
+
+
+def _inverse_gaps(lam):
+    """``F[..., i, j] = 1 / (lam_j - lam_i)``, and 0 where ``lam_j == lam_i`` exactly
+    (the diagonal, and ties: see the notes on repeated eigenvalues)."""
+    gaps = expand_dims(lam, -2) - expand_dims(lam, -1)
+    v = raw(gaps)
+    tie = v == 0  # data; the double ``where`` keeps the derivatives of F finite too
+    one, zero = xp_of(v).ones((), v.dtype), xp_of(v).zeros((), v.dtype)
+    return where(tie, zero, 1 / where(tie, one, gaps))
+
+
+def _pad_cols(m, width: int):
+    """``m`` with zero columns appended up to ``width`` (raw zeros: no gradient)."""
+    s = tuple(shape_of(m))
+    if s[-1] == width:
+        return m
+    v = raw(m)
+    return concatenate([m, xp_of(v).zeros(s[:-1] + (width - s[-1],), v.dtype)], axis=-1)
+
+
+# eigh --------------------------------------------------------------------------------
+
+
+def _triangle_of(a, uplo: str):
+    """The symmetric matrix LAPACK reads from ``a``: its ``uplo`` triangle, mirrored."""
+    if uplo == "L":
+        return tril(a) + _T(tril(a, -1))
+    return triu(a) + _T(triu(a, 1))
+
+
+def _triangle_adjoint(s, uplo: str):
+    """The adjoint of :func:`_triangle_of`: the gradient of ``a`` from that of the
+    symmetric matrix read from it (nonzero only in the ``uplo`` triangle)."""
+    if uplo == "L":
+        return tril(s) + tril(_T(s), -1)
+    return triu(s) + triu(_T(s), 1)
+
+
+@primitive
+def _eigh(a, UPLO="L"):
+    w, v = _lapack_factors("eigh", a, UPLO=UPLO)
+    return _ns(w, v).concatenate([w[..., None, :], v], axis=-2)
+
+
+_eigh.name = "eigh"
+
+
+def _eigh_vjp(g, ans, a, UPLO="L"):
+    # <gw, dw> + <gv, dv> = <v (diag(gw) + F o (v^T gv)) v^T, da_sym>
+    w, v = _row(ans, 0), _rows(ans, 1)
+    gw, gv = _row(g, 0), _rows(g, 1)
+    inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), gv)
+    return _triangle_adjoint(matmul(matmul(v, inner), _T(v)), UPLO)
+
+
+def _eigh_jvp(t, ans, a, UPLO="L"):
+    # P = v^T da v: dw = diag(P), dv = v (F o P), F_ij = 1 / (w_j - w_i)
+    w, v = _row(ans, 0), _rows(ans, 1)
+    p = matmul(matmul(_T(v), _triangle_of(t, UPLO)), v)
+    dv = matmul(v, _inverse_gaps(w) * p)
+    return concatenate([expand_dims(_diag_part(p), -2), dv], axis=-2)
+
+
+defvjp(_eigh, _eigh_vjp)
+defjvp(_eigh, _eigh_jvp)
+
+
+class EighResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)``, as NumPy 2 names them."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def eigh(a: Any, UPLO: str = "L") -> EighResult:
+    """``numpy.linalg.eigh``: eigenvalues ``w`` (ascending) and eigenvectors ``v``
+    (columns) of symmetric matrices, ``a = v @ diag(w) @ v.T``.
+
+    As in NumPy only the ``UPLO`` triangle of ``a`` (``'L'``, lower, by default,
+    or ``'U'``) is read, and the derivatives are those of that function: for any
+    ``a``, symmetric or not, the gradient lies in the ``UPLO`` triangle (its
+    off-diagonal entries count twice, once for each mirror) and agrees with
+    finite differences.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
+    ``P = v^T da v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
+
+    Where derivatives are undefined:
+
+    - Eigenvectors are determined up to sign (up to a rotation within a
+      repeated eigenvalue's space); only functions that do not depend on that
+      choice, such as ``v @ diag(f(w)) @ v.T`` or ``w`` itself, have
+      derivatives.  Derivatives of a gauge-dependent function are those of the
+      sign LAPACK happened to pick, and may disagree with finite differences.
+    - At repeated eigenvalues (exactly equal ``w``) the eigenvectors are not
+      differentiable: ``F`` is taken as 0 for the tied pair, which keeps
+      gradients through the eigenvalues alone (``sum(f(w))``, a spectral
+      function) finite and right, but gradients through the eigenvectors
+      there are not derivatives.  Nearly equal eigenvalues give very large
+      eigenvector derivatives (``1 / gap``).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> w, v = fnp.linalg.eigh(numpy.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    array([1., 3.])
+    >>> fg.grad(lambda a: fnp.linalg.eigh(a)[0].sum())(numpy.eye(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if UPLO not in ("L", "U"):
+        raise FuncgradValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    a = _square(a, "eigh")
+    p = _eigh(a, UPLO=UPLO)
+    return EighResult(_row(p, 0), _rows(p, 1))
+
+
+# svd ---------------------------------------------------------------------------------
+
+
+@primitive
+def _svd(a, full_matrices=False):
+    # Packed as rows: u (m), then s (1), then v = vh^T (n), each padded with zero
+    # columns to the widest (only the full matrices of a non-square a differ).
+    u, s, vh = _lapack_factors("svd", a, full_matrices=full_matrices)
+    xp = _ns(u, s, vh)
+    v = xp.swapaxes(vh, -1, -2)
+    width = max(u.shape[-1], v.shape[-1])
+
+    def padded(x):
+        extra = xp.zeros(x.shape[:-1] + (width - x.shape[-1],), x.dtype)
+        return xp.concatenate([x, extra], axis=-1)
+
+    return xp.concatenate([padded(u), padded(s[..., None, :]), padded(v)], axis=-2)
+
+
+_svd.name = "svd"
+
+
+def _svd_parts(p, m: int, n: int, full: bool) -> tuple:
+    """``(u, s, v)`` from a packed SVD (or a cotangent or tangent of one)."""
+    k = min(m, n)
+    u = _cols(_rows(p, 0, m), 0, m if full else k)
+    s = _cols(_row(p, m), 0, k)
+    v = _cols(_rows(p, m + 1), 0, n if full else k)
+    return u, s, v
+
+
+def _complement_cotangent(g1, g2, q1, q2):
+    """Fold the cotangent ``g2`` of an orthonormal complement ``q2`` of ``q1`` into that
+    of ``q1``: with the gauge ``q2^T dq2 = 0``, ``dq2 = -q1 dq1^T q2``."""
+    return g1 - matmul(matmul(q2, _T(g2)), q1)
+
+
+def _svd_vjp(g, ans, a, full_matrices=False):
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    u, s, v = _svd_parts(ans, m, n, full_matrices)
+    gu, gs, gv = _svd_parts(g, m, n, full_matrices)
+    u1, v1, gu1, gv1 = _cols(u, 0, k), _cols(v, 0, k), _cols(gu, 0, k), _cols(gv, 0, k)
+    if full_matrices and m > k:
+        gu1 = _complement_cotangent(gu1, _cols(gu, k), u1, _cols(u, k))
+    if full_matrices and n > k:
+        gv1 = _complement_cotangent(gv1, _cols(gv, k), v1, _cols(v, k))
+    f = _inverse_gaps(s * s)  # 1 / (s_j^2 - s_i^2)
+    ju, jv = matmul(_T(u1), gu1), matmul(_T(v1), gv1)
+    core = ((f * (ju - _T(ju))) * expand_dims(s, -2) + _diag_embed(gs)
+            + expand_dims(s, -1) * (f * (jv - _T(jv))))
+    ga = matmul(matmul(u1, core), _T(v1))
+    if m > k:  # (I - u u^T) gu s^-1 v^T
+        ga = ga + matmul((gu1 - matmul(u1, ju)) / expand_dims(s, -2), _T(v1))
+    if n > k:  # u s^-1 gv^T (I - v v^T)
+        ga = ga + matmul(u1, _T((gv1 - matmul(v1, jv)) / expand_dims(s, -2)))
+    return ga
+
+
+def _svd_jvp(t, ans, a, full_matrices=False):
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    u, s, v = _svd_parts(ans, m, n, full_matrices)
+    u1, v1 = _cols(u, 0, k), _cols(v, 0, k)
+    dp = matmul(matmul(_T(u1), t), v1)  # u^T da v
+    f = _inverse_gaps(s * s)
+    sr, sc = expand_dims(s, -2), expand_dims(s, -1)  # scale columns, rows
+    du = matmul(u1, f * (dp * sr + sc * _T(dp)))
+    dv = matmul(v1, f * (sc * dp + _T(dp) * sr))
+    if m > k:  # + (I - u u^T) da v s^-1
+        du = du + (matmul(t, v1) - matmul(u1, dp)) / sr
+    if n > k:  # + (I - v v^T) da^T u s^-1
+        dv = dv + (matmul(_T(t), u1) - matmul(v1, _T(dp))) / sr
+    if full_matrices and m > k:
+        u2 = _cols(u, k)
+        du = concatenate([du, -matmul(matmul(u1, _T(du)), u2)], axis=-1)
+    if full_matrices and n > k:
+        v2 = _cols(v, k)
+        dv = concatenate([dv, -matmul(matmul(v1, _T(dv)), v2)], axis=-1)
+    width = shape_of(ans)[-1]
+    return concatenate([_pad_cols(du, width), _pad_cols(expand_dims(_diag_part(dp), -2), width),
+                        _pad_cols(dv, width)], axis=-2)
+
+
+defvjp(_svd, _svd_vjp)
+defjvp(_svd, _svd_jvp)
+
+
+@primitive
+def _svdvals(a):
+    (s,) = _lapack_factors("svd", a, compute_uv=False)
+    return s
+
+
+_svdvals.name = "svdvals"
+
+
+def _svdvals_vjp(g, ans, a):  # u diag(g) v^T: no 1/gap, finite at ties
+    m, n = shape_of(a)[-2:]
+    u, _, v = _svd_parts(_svd(a), m, n, False)
+    return matmul(u * expand_dims(g, -2), _T(v))
+
+
+def _svdvals_jvp(t, ans, a):  # ds_i = u_i^T da v_i
+    m, n = shape_of(a)[-2:]
+    u, _, v = _svd_parts(_svd(a), m, n, False)
+    return _sum(u * matmul(t, v), axis=-2)
+
+
+defvjp(_svdvals, _svdvals_vjp)
+defjvp(_svdvals, _svdvals_jvp)
+
+
+class SVDResult(NamedTuple):
+    """``(U, S, Vh)``, as NumPy 2 names them."""
+
+    U: Any
+    S: Any
+    Vh: Any
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Any:
+    """``numpy.linalg.svd``: ``a = U @ diag(S) @ Vh`` for matrices ``(..., m, n)``,
+    singular values ``S`` descending; ``compute_uv=False`` gives ``S`` alone.
+
+    Derivatives (Townsend's formulas, with ``F_ij = 1/(s_j^2 - s_i^2)``):
+    ``dS = diag(U^T da V)``; ``dU`` and ``dV`` couple the singular vectors
+    through ``F``, and, for non-square ``a``, reach outside their span through
+    ``1/S``.  ``S`` alone (``compute_uv=False``, and the norms built on it) has
+    gradient ``U diag(g) Vh``, defined wherever the singular values are
+    distinct (at ties, one subgradient).
+
+    ``full_matrices=True`` (NumPy's default) adds to ``U`` (``Vh``) an
+    orthonormal basis of the complement of its first ``min(m, n)`` columns
+    (rows).  That basis is arbitrary up to a rotation; its derivative is taken
+    in the gauge ``U2^T dU2 = 0`` (``dU2 = -U1 dU1^T U2``), so that functions
+    that do not depend on the rotation, such as ``U2 @ U2.T``, get their true
+    derivatives.  ``hermitian=True`` is not supported (``eigh`` is the tool).
+
+    Where derivatives are undefined: ``U`` and ``Vh`` are determined up to a
+    sign per singular pair (``u_i, v_i -> -u_i, -v_i``), so only functions
+    invariant under it (``U @ diag(f(S)) @ Vh``, ``U @ U.T``, ``S``) have
+    derivatives; at repeated singular values ``F`` is taken as 0 for the tied
+    pair (as in :func:`eigh`), and for non-square ``a`` a zero singular value
+    makes the singular vectors' derivatives inf or NaN.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.svd(numpy.diag([1.0, -2.0]), compute_uv=False)
+    array([2., 1.])
+    >>> fg.grad(lambda a: fnp.linalg.svd(a, compute_uv=False).sum())(numpy.diag([1.0, -2.0]))
+    array([[ 1.,  0.],
+           [ 0., -1.]])
+    """
+    if hermitian:
+        raise FuncgradValueError("linalg.svd: hermitian=True is not supported; use linalg.eigh")
+    (a,) = as_arrays(a)
+    shape = shape_of(a)
+    if len(shape) < 2:
+        raise FuncgradValueError(f"linalg.svd: needs matrices (..., m, n), got shape {shape}")
+    if not compute_uv:
+        return _svdvals(a)
+    m, n = shape[-2:]
+    full = bool(full_matrices) and m != n  # square: full and reduced are the same
+    u, s, v = _svd_parts(_svd(a, full_matrices=full), m, n, full)
+    return SVDResult(u, s, _T(v))
+
+
+# qr ----------------------------------------------------------------------------------
+
+
+@primitive
+def _qr(a, mode="reduced"):
+    # Packed as rows: q (m), then r^T (n); both have q's column count.
+    q, r = _lapack_factors("qr", a, mode=mode)
+    return _ns(q, r).concatenate([q, _ns(r).swapaxes(r, -1, -2)], axis=-2)
+
+
+_qr.name = "qr"
+
+
+def _copyltu(x):
+    """The symmetric matrix with the lower triangle of ``x``."""
+    return tril(x) + _T(tril(x, -1))
+
+
+def _qr_tall_vjp(q, r, gq, gr):
+    # a = q r with r square: ga = (gq + q copyltu(M)) r^-T, M = r gr^T - gq^T q
+    m = matmul(r, _T(gr)) - matmul(_T(gq), q)
+    b = gq + matmul(q, _copyltu(m))
+    return _T(_solve(r, _T(b)))
+
+
+def _qr_tall_jvp(q, r, t):
+    # C = q^T t r^-1;  dr = (triu(C) + tril(C, -1)^T) r;  dq = t r^-1 - q (that same matrix)
+    b = _T(_solve(_T(r), _T(t)))  # t r^-1
+    c = matmul(_T(q), b)
+    upper = triu(c) + _T(tril(c, -1))
+    return b - matmul(q, upper), matmul(upper, r)
+
+
+def _qr_unpack(p, m: int):
+    return _rows(p, 0, m), _T(_rows(p, m))
+
+
+def _qr_vjp(g, ans, a, mode="reduced"):
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    q, r = _qr_unpack(ans, m)
+    gq, gr = _qr_unpack(g, m)
+    if n > m:  # wide: a = [x y], q r_x = x, r_y = q^T y
+        y, gry = _cols(a, m), _cols(gr, m)
+        gq = gq + matmul(y, _T(gry))
+        gx = _qr_tall_vjp(q, _cols(r, 0, m), gq, _cols(gr, 0, m))
+        return concatenate([gx, matmul(q, gry)], axis=-1)
+    if mode == "complete" and m > k:  # q = [q1 q2], r = [r1; 0]
+        q1, q2 = _cols(q, 0, k), _cols(q, k)
+        gq1 = _complement_cotangent(_cols(gq, 0, k), _cols(gq, k), q1, q2)
+        return _qr_tall_vjp(q1, _rows(r, 0, k), gq1, _rows(gr, 0, k))
+    return _qr_tall_vjp(q, r, gq, gr)
+
+
+def _qr_jvp(t, ans, a, mode="reduced"):
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    q, r = _qr_unpack(ans, m)
+    if n > m:
+        y = _cols(a, m)
+        dq, drx = _qr_tall_jvp(q, _cols(r, 0, m), _cols(t, 0, m))
+        dry = matmul(_T(dq), y) + matmul(_T(q), _cols(t, m))
+        return concatenate([dq, _T(concatenate([drx, dry], axis=-1))], axis=-2)
+    if mode == "complete" and m > k:
+        q1, q2 = _cols(q, 0, k), _cols(q, k)
+        dq1, dr1 = _qr_tall_jvp(q1, _rows(r, 0, k), t)
+        dq = concatenate([dq1, -matmul(matmul(q1, _T(dq1)), q2)], axis=-1)
+        return concatenate([dq, _pad_cols(_T(dr1), m)], axis=-2)  # r's zero rows stay zero
+    dq, dr = _qr_tall_jvp(q, r, t)
+    return concatenate([dq, _T(dr)], axis=-2)
+
+
+defvjp(_qr, _qr_vjp)
+defjvp(_qr, _qr_jvp)
+
+
+class QRResult(NamedTuple):
+    """``(Q, R)``, as NumPy 2 names them."""
+
+    Q: Any
+    R: Any
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """``numpy.linalg.qr``: ``a = Q @ R`` with orthonormal columns ``Q`` and upper
+    triangular ``R``, for matrices ``(..., m, n)``.
+
+    ``mode``: ``'reduced'`` (``Q`` is ``m x k``, ``R`` is ``k x n``, ``k =
+    min(m, n)``), ``'complete'`` (``Q`` is ``m x m``), ``'r'`` (``R`` alone),
+    all differentiable; ``'raw'`` returns LAPACK's Householder data as plain
+    arrays, without gradient.
+
+    Derivatives, for ``m >= n`` (the copy-ltu formula):
+    ``ga = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T``, where ``copyltu(M)`` is
+    the symmetric matrix with ``M``'s lower triangle; forward,
+    ``C = Q^T da R^-1``, ``dR = (triu(C) + tril(C, -1)^T) R``,
+    ``dQ = da R^-1 - Q (triu(C) + tril(C, -1)^T)``.  For ``m < n``, ``a = [X Y]``
+    with ``X`` square: ``(Q, R_X)`` is the QR of ``X`` and ``R_Y = Q^T Y``.  The
+    extra columns of ``'complete'``'s ``Q`` (``m > n``) are a basis of a
+    complement, differentiated in the gauge ``Q2^T dQ2 = 0`` as in :func:`svd`.
+
+    Where derivatives are undefined: at rank-deficient ``a`` (a zero on the
+    diagonal of ``R``, where ``R^-1`` fails: inf or NaN); for ``m < n``, at a
+    singular leading square block ``X``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> q, r = fnp.linalg.qr(numpy.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> numpy.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]])
+    True
+    >>> fg.grad(lambda a: fnp.linalg.qr(a, mode="r")[0, 0])(numpy.array([[3.0], [4.0]]))
+    array([[-0.6],
+           [-0.8]])
+    """
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise FuncgradValueError(
+            f"linalg.qr: mode must be 'reduced', 'complete', 'r' or 'raw', got {mode!r}"
+        )
+    (a,) = as_arrays(a)
+    shape = shape_of(a)
+    if len(shape) < 2:
+        raise FuncgradValueError(f"linalg.qr: needs matrices (..., m, n), got shape {shape}")
+    if mode == "raw":
+        v = raw(a)
+        return _lapack_factors("qr", v, mode="raw")
+    m, n = shape[-2:]
+    full = mode == "complete" and m > n  # otherwise complete and reduced are the same
+    q, r = _qr_unpack(_qr(a, mode="complete" if full else "reduced"), m)
+    return r if mode == "r" else QRResult(q, r)
+
+
 # -- norm ----------------------------------------------------------------------------
 
 
@@ -295,15 +764,24 @@ def _matrix_norm(x, ord, axes, keepdims):
             return out
         return reshape(out, tuple(n for i, n in enumerate(shape_of(x)) if i not in axes))
     if ord in (2, -2, "nuc"):
-        raise FuncgradValueError(
-            f"linalg.norm: ord={ord!r} for matrices needs singular values, not supported yet"
-        )
+        # Through the singular values, of the matrices moved to the last two axes.
+        s = _svdvals(moveaxis(x, (row, col), (-2, -1)))
+        out = {2: amax, -2: amin, "nuc": _sum}[ord](s, axis=-1)
+        if keepdims:
+            return reshape(out, tuple(1 if i in axes else n for i, n in enumerate(shape_of(x))))
+        return out
     raise FuncgradValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``numpy.linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0, p) over
-    one axis, matrix norms (``ord`` None/'fro', 1, -1, inf, -inf) over two.
+    one axis, matrix norms (``ord`` None/'fro', 1, -1, inf, -inf, 2, -2, 'nuc') over two.
+
+    The matrix norms 2 (largest singular value), -2 (smallest) and ``'nuc'``
+    (their sum) go through the singular values: the gradient of ``'nuc'`` is
+    ``U @ Vh`` (of the reduced SVD), that of 2 is ``u1 v1^T`` of the largest
+    singular value; where singular values tie (for 2 and -2) or vanish (for
+    ``'nuc'``) the norm has no gradient, and what comes back is one subgradient.
 
     With ``axis=None`` and ``ord=None`` it is the 2-norm of ``x.ravel()``.  The
     gradient of the 2-norm at ``x = 0`` is the subgradient 0 (never NaN).
@@ -313,6 +791,11 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     array([0.6, 0.8])
     >>> fg.grad(fnp.linalg.norm)(numpy.zeros(2))
     array([0., 0.])
+    >>> float(fnp.linalg.norm(numpy.diag([3.0, -4.0]), "nuc"))
+    7.0
+    >>> fg.grad(lambda a: fnp.linalg.norm(a, 2))(numpy.diag([3.0, -4.0]))
+    array([[ 0.,  0.],
+           [ 0., -1.]])
     """
     (x,) = as_arrays(x)
     ndim = len(shape_of(x))
@@ -334,4 +817,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     raise FuncgradValueError("linalg.norm: improper number of dimensions to norm")
 
 
-__all__ = ["cholesky", "det", "inv", "norm", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"]
+
+
+def __dir__() -> list:
+    return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]

@@ -168,6 +168,40 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return _sum(getitem(x, (Ellipsis, rows, rows + offset)), axis=-1)
 
 
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """``numpy.cross``: the cross product of 3-vectors along ``axisa`` of ``a`` and
+    ``axisb`` of ``b`` (the other axes broadcast), placed along ``axisc``;
+    ``axis`` sets all three.  (NumPy's deprecated 2-vectors are not taken.)
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.cross(numpy.array([1.0, 0.0, 0.0]), numpy.array([0.0, 1.0, 0.0]))
+    array([0., 0., 1.])
+    """
+    from .elementwise import multiply as mul
+    from .elementwise import subtract as sub
+    from .shape import check_axis, stack
+
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = as_arrays(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise FuncgradValueError(f"cross: needs vectors, got shapes {sa} and {sb}")
+    a = moveaxis(a, check_axis(axisa, len(sa), "cross"), -1)
+    b = moveaxis(b, check_axis(axisb, len(sb), "cross"), -1)
+    if shape_of(a)[-1] != 3 or shape_of(b)[-1] != 3:
+        raise FuncgradValueError(
+            f"cross: vectors must have 3 components along the axes, got shapes {sa} "
+            f"(axisa={axisa}) and {sb} (axisb={axisb})"
+        )
+    a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
+    b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
+    c = stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+               sub(mul(a0, b1), mul(a1, b0))], axis=-1)
+    return moveaxis(c, -1, check_axis(axisc, len(shape_of(c)), "cross"))
+
+
 # -- einsum ----------------------------------------------------------------------
 
 _LETTERS = string.ascii_letters
@@ -303,4 +337,4 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
         *ops, subscripts=spec)
 
 
-__all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "trace"]
+__all__ = ["cross", "dot", "einsum", "inner", "matmul", "outer", "tensordot", "trace"]

@@ -614,8 +614,307 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
     return [_getitem(x, lead + (slice(lo, hi),)) for lo, hi in itertools.pairwise(edges)]
 
 
+# -- diagonals, triangles, joining, padding, rolling, grids ---------------------------
+# Compositions of the primitives above (and ``where``): their derivatives come
+# from those rules, at every order and in both modes.
+
+
+def _diagonal_index(n: int, m: int, offset: int, xp) -> tuple:
+    """Row and column indices of the ``offset`` diagonal of an ``n x m`` matrix."""
+    start = max(-offset, 0)
+    count = max(min(n - start, m - start - offset), 0)
+    rows = xp.arange(start, start + count)
+    return rows, rows + offset
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """``numpy.diagonal``: the ``offset`` diagonal of the matrices over ``axis1`` and
+    ``axis2``, as the last axis of the result (a copy, not a view).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.diagonal(numpy.arange(9.0).reshape(3, 3), 1)
+    array([1., 5.])
+    """
+    (a,) = as_arrays(a)
+    ndim = len(shape_of(a))
+    if ndim < 2:
+        raise FuncgradValueError(f"diagonal: needs at least 2 dimensions, got shape {shape_of(a)}")
+    ax1, ax2 = check_axis(axis1, ndim, "diagonal"), check_axis(axis2, ndim, "diagonal")
+    if ax1 == ax2:
+        raise FuncgradValueError("diagonal: axis1 and axis2 cannot be the same")
+    a = moveaxis(a, (ax1, ax2), (-2, -1))
+    n, m = shape_of(a)[-2:]
+    return getitem(a, (Ellipsis, *_diagonal_index(n, m, int(offset), xp_of(a))))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """``numpy.diag``: the ``k`` diagonal of a matrix, or a square matrix with the
+    vector ``v`` on its ``k`` diagonal.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.diag(numpy.array([1.0, 2.0]), 1)
+    array([[0., 1., 0.],
+           [0., 0., 2.],
+           [0., 0., 0.]])
+    >>> fnp.diag(numpy.arange(4.0).reshape(2, 2))
+    array([0., 3.])
+    """
+    (v,) = as_arrays(v)
+    shape = shape_of(v)
+    k = int(k)
+    if len(shape) == 2:
+        return diagonal(v, k)
+    if len(shape) != 1:
+        raise FuncgradValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
+    n = shape[0] + abs(k)
+    rows, cols = _diagonal_index(n, n, k, xp_of(v))
+    return index_add(v, (rows, cols), (n, n))  # its rules: getitem back, index_add forward
+
+
+def _atleast_2d(a):
+    shape = shape_of(a)
+    return reshape(a, (1,) * (2 - len(shape)) + tuple(shape)) if len(shape) < 2 else a
+
+
+def vstack(tup: Any) -> Any:
+    """``numpy.vstack``: join arrays along the first axis, 1-d ``(n,)`` as ``(1, n)``.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.vstack([numpy.zeros(2), numpy.ones((2, 2))]).shape
+    (3, 2)
+    """
+    return concatenate([_atleast_2d(a) for a in as_arrays(*tup)], axis=0)
+
+
+def hstack(tup: Any) -> Any:
+    """``numpy.hstack``: join arrays along the second axis (the first for 1-d arrays).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.hstack([numpy.zeros(2), numpy.ones(1)])
+    array([0., 0., 1.])
+    """
+    arrays = [atleast_1d(a) for a in as_arrays(*tup)]
+    axis = 0 if arrays and len(shape_of(arrays[0])) == 1 else 1
+    return concatenate(arrays, axis=axis)
+
+
+def _triangle(m, k: int, lower: bool, name: str):
+    from .elementwise import where
+
+    (m,) = as_arrays(m)
+    shape = shape_of(m)
+    if len(shape) == 0:
+        raise FuncgradValueError(f"{name}: needs at least 1 dimension, got a 0-d array")
+    rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (shape[-1], shape[-1])
+    v = raw(m)
+    xp = xp_of(v)
+    above = xp.reshape(xp.arange(cols), (1, cols)) - xp.reshape(xp.arange(rows), (rows, 1))
+    keep = above <= k if lower else above >= k  # the mask is data: no gradient flows through it
+    # where, not a product with the mask: inf or nan outside the triangle still gives 0.
+    return where(keep, m, xp.zeros((), v.dtype))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """``numpy.tril``: the matrices of ``m`` with the elements above the ``k`` diagonal
+    zeroed (a 1-d ``m`` is taken as every row of a square matrix).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.tril(numpy.ones((2, 3)))
+    array([[1., 0., 0.],
+           [1., 1., 0.]])
+    """
+    return _triangle(m, int(k), True, "tril")
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """``numpy.triu``: the matrices of ``m`` with the elements below the ``k`` diagonal
+    zeroed (a 1-d ``m`` is taken as every row of a square matrix).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.triu(numpy.ones((2, 3)), 1)
+    array([[0., 1., 1.],
+           [0., 0., 1.]])
+    """
+    return _triangle(m, int(k), False, "triu")
+
+
+def _pairs(value: Any, ndim: int, name: str, what: str, integer: bool) -> list:
+    """NumPy's ``pad_width`` / ``constant_values`` forms as ``ndim`` ``(before, after)``
+    pairs: a number, ``(n,)``, ``(before, after)``, or one pair per axis."""
+    host = numpy.asarray(to_device(raw(value), "cpu"))
+    if integer and host.size and host.dtype.kind not in "iu":
+        if not numpy.all(host == numpy.round(host)):
+            raise FuncgradTypeError(f"{name}: {what} must be integers, got {value!r}")
+        host = host.astype(numpy.int64)
+    try:
+        pairs = numpy.broadcast_to(host, (ndim, 2))
+    except ValueError:
+        raise FuncgradValueError(
+            f"{name}: {what} {value!r} does not fit an array of {ndim} dimensions "
+            "(give a number, (before, after), or one pair per axis)"
+        ) from None
+    if integer and (pairs < 0).any():
+        raise FuncgradValueError(f"{name}: {what} cannot be negative, got {value!r}")
+    return [(p[0].item(), p[1].item()) for p in pairs]
+
+
+def _pad_index(n: int, before: int, after: int, mode: str, xp):
+    """The source position along one axis of each position of the padded axis."""
+    i = xp.arange(-before, n + after)
+    if mode == "edge":
+        return xp.clip(i, 0, n - 1)
+    if mode == "wrap":
+        return i % n
+    if mode == "reflect":  # mirrored about the edge elements, which are not repeated
+        if n == 1:
+            return xp.zeros_like(i)
+        j = i % (2 * n - 2)
+        return xp.where(j >= n, 2 * n - 2 - j, j)
+    j = i % (2 * n)  # symmetric: mirrored with the edge elements repeated
+    return xp.where(j >= n, 2 * n - 1 - j, j)
+
+
+_PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """``numpy.pad`` in the modes ``'constant'``, ``'edge'``, ``'wrap'``, ``'reflect'``
+    and ``'symmetric'``.
+
+    ``pad_width`` takes NumPy's forms: ``n``, ``(n,)``, ``(before, after)``, or one
+    ``(before, after)`` pair per axis; ``constant_values`` likewise.  The
+    constant values are data (no gradient flows to them); the gradient of the
+    other modes sums the copies back, as for any gather.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.pad(numpy.array([1.0, 2.0]), (1, 2), constant_values=9.0)
+    array([9., 1., 2., 9., 9.])
+    >>> fg.grad(lambda x: fnp.pad(x, 2, mode="edge").sum())(numpy.array([1.0, 2.0]))
+    array([3., 3.])
+    """
+    (array,) = as_arrays(array)
+    shape = tuple(shape_of(array))
+    ndim = len(shape)
+    if mode not in _PAD_MODES:
+        raise FuncgradValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}")
+    widths = _pairs(pad_width, ndim, "pad", "pad_width", integer=True)
+    if mode == "constant":
+        values = _pairs(constant_values, ndim, "pad", "constant_values", integer=False)
+        xp, dtype = xp_of(array), raw(array).dtype
+        out = array
+        for axis, ((before, after), (cb, ca)) in enumerate(zip(widths, values, strict=True)):
+            if not (before or after):
+                continue
+            now = tuple(shape_of(out))
+            blocks = [xp.full(now[:axis] + (w,) + now[axis + 1:], c, dtype)
+                      for w, c in ((before, cb), (after, ca))]
+            out = concatenate([blocks[0], out, blocks[1]], axis=axis)
+        return out
+    out = array
+    for axis, (before, after) in enumerate(widths):
+        if not (before or after):
+            continue
+        if shape[axis] == 0:
+            raise FuncgradValueError(f"pad: can't extend empty axis {axis} in mode {mode!r}")
+        idx = _pad_index(shape[axis], before, after, mode, xp_of(array))
+        out = _getitem(out, (slice(None),) * axis + (idx,))
+    return out
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``numpy.roll``: elements shifted ``shift`` places along ``axis`` (of the flattened
+    array when None), wrapping around; ``shift`` and ``axis`` may be tuples.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.roll(numpy.arange(4.0), 1)
+    array([3., 0., 1., 2.])
+    """
+    (a,) = as_arrays(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    shape = tuple(shape_of(a))
+    shifts, axes = numpy.broadcast_arrays(numpy.asarray(shift), numpy.asarray(axis))
+    if shifts.ndim > 1:
+        raise FuncgradValueError("roll: shift and axis must be ints or 1-d sequences")
+    total = {}
+    for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist(), strict=True):
+        ax = check_axis(ax, len(shape), "roll")
+        total[ax] = total.get(ax, 0) + int(s)  # NumPy adds shifts given for one axis
+    out = a
+    for ax, s in sorted(total.items()):
+        n = shape[ax]
+        s = s % n if n else 0
+        if s:  # the last s elements first, then the rest
+            lead = (slice(None),) * ax
+            out = concatenate([_getitem(out, lead + (slice(n - s, None),)),
+                               _getitem(out, lead + (slice(0, n - s),))], axis=ax)
+    return out
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
+    """``numpy.meshgrid``: coordinate arrays from coordinate vectors, ``indexing``
+    ``'xy'`` (Cartesian, the default) or ``'ij'`` (matrix); a tuple, as in NumPy 2.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> gx, gy = fnp.meshgrid(numpy.arange(3.0), numpy.arange(2.0))
+    >>> gx
+    array([[0., 1., 2.],
+           [0., 1., 2.]])
+    >>> fnp.meshgrid(numpy.arange(3.0), numpy.arange(2.0), indexing="ij")[0].shape
+    (3, 2)
+    """
+    if indexing not in ("xy", "ij"):
+        raise FuncgradValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xi = as_arrays(*xi)
+    ndim = len(xi)
+    shapes = [[1] * ndim for _ in xi]
+    for i, s in enumerate(shapes):
+        s[i] = -1
+    if indexing == "xy" and ndim > 1:  # the first two axes swap
+        shapes[0][0], shapes[0][1] = 1, -1
+        shapes[1][0], shapes[1][1] = -1, 1
+    out = [reshape(x, tuple(s)) for x, s in zip(xi, shapes, strict=True)]
+    if not sparse:
+        full = numpy.broadcast_shapes(*(tuple(shape_of(o)) for o in out))
+        out = [broadcast_to(o, full) for o in out]
+    return tuple(out)
+
+
+def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
+    """``numpy.sort``: ``a`` sorted along ``axis`` (of the flattened array when None).
+
+    A permutation gather: the order comes from ``argsort`` of the values
+    (plain data), then ``a`` is indexed with it, so the gradient puts each
+    element's gradient back where it came from.  Among tied values the
+    (stable) sort order decides which one gets which gradient.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.sort(numpy.array([3.0, 1.0, 2.0]))
+    array([1., 2., 3.])
+    >>> fg.grad(lambda x: fnp.sort(x)[0])(numpy.array([3.0, 1.0, 2.0]))
+    array([0., 1., 0.])
+    """
+    (a,) = as_arrays(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = tuple(shape_of(a))
+    axis = check_axis(axis, len(shape), "sort")
+    v = raw(a)
+    xp = xp_of(v)
+    order = xp.argsort(v, axis=axis) if kind is None else xp.argsort(v, axis=axis, kind=kind)
+    # Open grid over the other axes, the order along ``axis``: a take_along_axis.
+    ndim = len(shape)
+    index = tuple(
+        order if i == axis else xp.reshape(xp.arange(n), (1,) * i + (n,) + (1,) * (ndim - i - 1))
+        for i, n in enumerate(shape)
+    )
+    return _getitem(a, index)
+
+
 __all__ = [
-    "as_arrays", "astype", "index_update", "atleast_1d", "broadcast_to", "check_axis", "concatenate",
-    "expand_dims", "flip", "getitem", "index_add", "moveaxis", "ravel", "repeat", "reshape",
-    "shape_of", "split", "squeeze", "stack", "swapaxes", "take", "tile", "transpose",
+    "as_arrays", "astype", "atleast_1d", "broadcast_to", "check_axis", "concatenate", "diag",
+    "diagonal", "expand_dims", "flip", "getitem", "hstack", "index_add", "index_update",
+    "meshgrid", "moveaxis", "pad", "ravel", "repeat", "reshape", "roll", "shape_of", "sort",
+    "split", "squeeze", "stack", "swapaxes", "take", "tile", "transpose", "tril", "triu",
+    "vstack",
 ]

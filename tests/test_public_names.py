@@ -1,0 +1,110 @@
+"""``dir()`` of every public module lists its documented public names and nothing else:
+no private helpers, no imported modules (``numpy``, ``math``...), no internal
+helpers (``as_arrays``, ``check_axis``, ``shape_of``).  The internals stay
+importable; they are just not on the face of the module.
+
+A new public name must be added to the documented lists below (and to the
+docs); an internal one must stay out of ``dir()``.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+
+# API.md §1, §3-§9 and the extras the package exports (errors, the primitive class,
+# the default graph, the pytree helpers); ``replay`` is API.md §8's working name.
+FUNCGRAD = {
+    "Node", "NodeConversionError", "value_of", "grad", "value_and_grad", "vjp", "jvp",
+    "jacobian", "jacrev", "jacfwd", "hessian", "hvp", "stop_gradient", "checkpoint",
+    "custom_vjp", "backprop_scope", "require_grad", "is_grad_required", "backprop", "trace",
+    "Graph", "BackpropId", "primitive", "defvjp", "defjvp", "BackwardHook", "hooks",
+    "TimerHook", "PrintHook", "debug_nans", "check_grads", "device_of", "to_device",
+    "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay",
+    "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
+}
+
+# API.md §2.
+FNP = {
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isfinite", "isnan",
+    "argmax", "argmin", "array", "asarray", "zeros", "ones", "full", "zeros_like", "ones_like",
+    "full_like", "arange", "linspace", "eye", "add", "subtract", "multiply", "divide",
+    "true_divide", "negative", "power", "square", "sqrt", "exp", "exp2", "log", "log2", "log10",
+    "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh",
+    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "abs", "absolute", "sign", "maximum",
+    "minimum", "clip", "where", "reciprocal", "sum", "mean", "prod", "max", "min", "amax",
+    "amin", "var", "std", "cumsum", "cumprod", "logaddexp", "dot", "matmul", "tensordot",
+    "einsum", "outer", "inner", "trace", "linalg", "reshape", "transpose", "moveaxis",
+    "swapaxes", "squeeze", "expand_dims", "broadcast_to", "concatenate", "stack", "split",
+    "flip", "tile", "repeat", "ravel", "atleast_1d", "take", "pi", "e", "inf", "nan", "newaxis",
+    "diag", "diagonal", "vstack", "hstack", "sort", "floor", "ceil", "round", "all", "any",
+    "triu", "tril", "pad", "roll", "meshgrid", "cross",
+}
+FNP |= {"astype", "getitem", "index_add", "isinf"}  # exported extras, documented
+
+LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
+NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
+      "softmax_cross_entropy"}
+
+MODULES = [
+    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree"}, id="funcgrad"),
+    pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
+    pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
+    pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),
+]
+
+
+def _listed(module) -> list:
+    return [n for n in dir(module) if not (n.startswith("__") and n.endswith("__"))]
+
+
+@pytest.mark.parametrize("module, documented, submodules", MODULES)
+def test_dir_lists_only_documented_public_names(module, documented, submodules):
+    names = _listed(module)
+    private = [n for n in names if n.startswith("_")]
+    assert not private, f"dir({module.__name__}) lists private names {private}"
+    modules = [n for n in names
+               if isinstance(getattr(module, n), types.ModuleType) and n not in submodules]
+    assert not modules, f"dir({module.__name__}) lists imported modules {modules}"
+    unknown = sorted(set(names) - documented)
+    assert not unknown, f"dir({module.__name__}) lists undocumented names {unknown}"
+
+
+@pytest.mark.parametrize("module, documented, submodules", MODULES)
+def test_every_listed_name_resolves(module, documented, submodules):
+    for name in _listed(module):
+        getattr(module, name)
+    for name in getattr(module, "__all__", ()):
+        assert name in dir(module), f"{module.__name__}.__all__ has {name!r}, dir() does not"
+
+
+@pytest.mark.parametrize("name", ["numpy", "math", "numbers", "as_arrays", "check_axis",
+                                  "shape_of", "xp_of", "raw", "primitive", "defvjp"])
+def test_helpers_are_not_listed_in_linalg(name):
+    assert name not in dir(fnp.linalg)
+
+
+def test_internals_stay_importable():
+    # Hidden from dir(), not removed: other modules import them.
+    from funcgrad.numpy.linalg import as_arrays, check_axis, shape_of  # noqa: F401
+    from funcgrad.numpy.shape import as_arrays as _as_arrays  # noqa: F401
+
+    assert fg.node.Node is fg.Node and fnp.shape.reshape is fnp.reshape
+
+
+def test_the_nn_and_numpy_subpackages_are_not_star_exported():
+    # ``from funcgrad import *`` must not shadow the real numpy.
+    assert "numpy" not in fg.__all__ and "grad" in fg.__all__
+
+
+def test_constants_are_numpys_plain_python_values():
+    for name in ("pi", "e", "inf", "nan"):
+        value = getattr(fnp, name)
+        assert type(value) is float, name
+        np.testing.assert_equal(value, getattr(np, name))
+    assert fnp.newaxis is None is np.newaxis
