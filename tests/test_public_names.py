@@ -45,7 +45,7 @@ FNP = {
     "diag", "diagonal", "vstack", "hstack", "sort", "floor", "ceil", "round", "all", "any",
     "triu", "tril", "pad", "roll", "meshgrid", "cross",
 }
-FNP |= {"astype", "getitem", "index_add", "isinf"}  # exported extras, documented
+FNP |= {"astype", "getitem", "index_add", "index_update", "isinf"}  # exported extras
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
