@@ -1,7 +1,9 @@
-"""``funcgrad.numpy.linalg``: inverses, determinants, solves, Cholesky, norms (layer 4).
+"""``funcgrad.numpy.linalg``: inverses, determinants, solves, Cholesky, the eigen,
+singular value and QR decompositions, norms (layer 4).
 
-Every function takes stacks of matrices ``(..., n, n)`` as NumPy does.  Rules
-are written with ``inv``, ``solve`` and ``matmul``, so every order works.
+Every function takes stacks of matrices ``(..., m, n)`` as NumPy does.  Rules
+are written with ``fnp`` operations (``inv``, ``solve``, ``matmul``...), so
+every order works in both modes.
 Unlike NumPy, float16 is accepted: it is computed in float32 and returned as
 float16.
 
@@ -18,6 +20,10 @@ Notes on the derivatives:
   symmetrize it first, ``cholesky((a + a.T) / 2)``.
 - ``norm`` with ``ord=None`` (or 2 for vectors, ``'fro'`` for matrices) has
   gradient ``x / norm(x)``; at ``x = 0`` it returns the subgradient 0, never NaN.
+- ``eigh``, ``svd`` and ``qr``: the standard formulas (see each function);
+  eigenvectors and singular vectors have derivatives only through functions
+  that do not depend on their signs, and none at repeated eigenvalues or
+  singular values.
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.grad(lambda a: fnp.linalg.det(a))(numpy.diag([2.0, 3.0]))
