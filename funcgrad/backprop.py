@@ -215,6 +215,9 @@ def _checked(prim: Any, parents: list, grads: list, nan_check: bool) -> list:
 def _check_finite(prim: Any, grads: list) -> None:
     for g in grads:
         v = g.value if type(g) is Node else g
+        if isinstance(v, tuple):  # the cotangents of a multi-output node: each in turn
+            _check_finite(prim, [e for e in v if e is not None])
+            continue
         if not backend.namespace(v).isfinite(v).all():
             raise FloatingPointError(
                 f"NaN or Inf in a gradient computed by the VJP rule of primitive {prim.name!r}"

@@ -71,8 +71,23 @@ def _as_primal(x: Any, where: str) -> Any:
     return x
 
 
-def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False):
-    """Run ``fun`` on leaves of a fresh graph: (graph, leaves, treedef, out, aux)."""
+def _is_data(leaf: Any) -> bool:
+    """Integer or boolean data (labels, indices, counts): never a graph input."""
+    if type(leaf) is Node:
+        return False
+    if isinstance(leaf, (bool, int)):
+        return True
+    dtype = getattr(leaf, "dtype", None)
+    return dtype is not None and numpy.dtype(dtype).kind in "biu"
+
+
+def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False,
+           data: bool = False):
+    """Run ``fun`` on leaves of a fresh graph: (graph, leaves, treedef, out, aux).
+
+    With ``data``, integer and boolean leaves pass to ``fun`` unchanged (and
+    stand in ``leaves`` as they are); otherwise they raise ``TypeError``.
+    """
     bp = BackpropId(name)
     leaves, treedef = tree.flatten(tuple(primals))
     # The collector pauses while the graph grows: its nodes make no cycles, and
@@ -81,6 +96,9 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False):
     with recording(bp), collector_paused():
         nodes = []
         for i, leaf in enumerate(leaves):
+            if data and _is_data(leaf):
+                nodes.append(leaf)
+                continue
             try:
                 nodes.append(require_grad(leaf, bp))
             except TypeError as exc:
@@ -133,7 +151,10 @@ def _argnums(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
     for a in nums:
         if not isinstance(a, int) or not -nargs <= a < nargs:
             raise FuncgradValueError(f"{name}: argnums {argnums!r} out of range for {nargs} arguments")
-    return tuple(a % nargs for a in nums)
+    nums = tuple(a % nargs for a in nums)
+    if len(set(nums)) != len(nums):  # one argument twice would get its gradient once
+        raise FuncgradValueError(f"{name}: argnums {argnums!r} names an argument twice")
+    return nums
 
 
 def _partial(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
@@ -377,7 +398,13 @@ def stop_gradient(x: Any) -> Any:
     >>> fg.grad(lambda x: x * fg.stop_gradient(x))(numpy.array(3.0))
     array(3.)
     """
-    return tree.tree_map(value_of, x)
+    return tree.tree_map(_raw, x)
+
+
+def _raw(x: Any) -> Any:
+    while type(x) is Node:  # a Node whose value is itself a Node (a user primitive's)
+        x = x.value
+    return x
 
 
 __all__ = [

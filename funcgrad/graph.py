@@ -286,17 +286,21 @@ def trace(fun: Callable, *args: Any) -> Graph:
     """Run ``fun(*args)`` once and return the :class:`Graph` of its computation.
 
     ``args`` are arrays, numbers or pytrees of them, as for :func:`fg.grad`;
-    each array leaf becomes one input, each Node among the result's leaves
-    one output.
+    each floating leaf becomes one input, each Node among the result's leaves
+    one output.  Integer and boolean leaves (labels, indices, Python ints) are
+    data: ``fun`` gets them unchanged, and they are constants of the graph.
 
     >>> import numpy, funcgrad as fg
     >>> g = fg.trace(lambda x, y: x * y + x, numpy.ones(2), numpy.ones(2))
     >>> len(g), len(g.inputs), [n.primitive.name for n in g.outputs]
     (4, 2, ['add'])
+    >>> labels = numpy.array([2, 0])
+    >>> len(fg.trace(lambda x, y: x[y], numpy.ones(3), labels).inputs)
+    1
     """
-    bp, leaves, _, out, _ = _trace(fun, args, "trace")
+    bp, leaves, _, out, _ = _trace(fun, args, "trace", data=True)
     outputs = [o for o in tree.flatten(out)[0] if type(o) is Node and bp in o.graphs]
-    return Graph.of(outputs, leaves, bp)
+    return Graph.of(outputs, [v for v in leaves if type(v) is Node], bp)
 
 
 __all__ = ["Graph", "trace"]

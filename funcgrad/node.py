@@ -245,6 +245,15 @@ def make_node(value, graphs, primitive, args, kwargs, rank) -> Node:
     return node
 
 
+def serial_mark() -> int:
+    """A number above every Node's serial so far and below every later Node's.
+
+    Closure conversion (``checkpoint``, ``custom_vjp``) tells the Nodes a call
+    made from those it was given or closed over by comparing with a mark.
+    """
+    return next(_serials)
+
+
 def raw_args(args: tuple) -> tuple:
     """``args`` with each Node replaced by its value (unrolled for the usual arities)."""
     n = len(args)

@@ -512,7 +512,9 @@ def test_checkpoint_recomputes_in_backward():
     g = fg.grad(outer)(np.array([0.5, 1.0]))
     assert ranks == [1]
     np.testing.assert_allclose(g, np.cos([0.5, 1.0]) * [0.5, 1.0] + np.sin([0.5, 1.0]))
-    assert len(calls) == 2  # once forward, once again in backward
+    # The Python function runs once; backward replays its recorded program
+    # (tests/test_closures.py counts the replayed primitive calls).
+    assert len(calls) == 1
 
 
 def _fake_cube():

@@ -256,9 +256,34 @@ def test_graph_of_a_hand_built_graph():
         fg.Graph.of([1.0], [x], bp)
 
 
-def test_trace_rejects_integer_inputs():
-    with pytest.raises(TypeError, match="trace"):
-        fg.trace(lambda x: x, np.arange(3))
+def test_trace_takes_integer_arguments_as_data():
+    # Labels, a mask and a Python int count are data: constants, not inputs.
+    def loss(w, labels, mask, k):
+        logits = fnp.tanh(w * k)
+        return fnp.sum(logits[np.arange(2), labels] * mask)
+
+    w = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    labels = np.array([2, 0])
+    mask = np.array([True, False])
+    g = fg.trace(loss, w, labels, mask, 3)
+    assert len(g.inputs) == 1 and g.inputs[0].shape == (2, 3)
+    np.testing.assert_allclose(fg.value_of(g.outputs[0]), np.tanh(0.9))
+    gw = fg.backprop(g.outputs, g.inputs, backprop_id=g.backprop_id)[g.inputs[0]]
+    expected = np.zeros((2, 3))
+    expected[0, 2] = 3 * (1 - np.tanh(0.9) ** 2)
+    np.testing.assert_allclose(gw, expected, rtol=1e-15)
+    np.testing.assert_allclose(fg.grad(loss)(w, labels, mask, 3), expected, rtol=1e-15)
+    only_data = fg.trace(lambda i: i * 2, np.arange(3))
+    assert len(only_data.inputs) == 0 and len(only_data.outputs) == 0
+
+
+def test_a_gradient_with_respect_to_integer_data_is_refused():
+    with pytest.raises(TypeError, match="dtype int"):
+        fg.grad(lambda x, i: fnp.sum(x[i]), argnums=1)(np.ones(3), np.array([0, 2]))
+    with pytest.raises(TypeError, match="dtype int"):
+        fg.jvp(lambda i: i * 2.0, (np.arange(3),), (np.ones(3),))
+    with pytest.raises(fg.FuncgradError):
+        fg.vjp(lambda i: i * 2.0, np.array([True]))
 
 
 def test_indices_read_as_written():
