@@ -14,6 +14,6 @@ def test_readme_examples_run_in_order():
     assert len(BLOCKS) >= 2
     namespace: dict = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the (1,)-shaped §4 example
+        warnings.simplefilter("error")  # an example that warns is a wrong example
         for index, block in enumerate(BLOCKS):
             exec(compile(block, f"README block {index}", "exec"), namespace)  # noqa: S102
