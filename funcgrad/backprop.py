@@ -237,9 +237,17 @@ def backprop(
     """Gradients of ``outputs`` with respect to ``inputs`` on graph ``backprop_id``.
 
     Returns a ``PMap`` from each input Node to its gradient (None where the
-    outputs do not reach it).  ``grad_outputs`` seeds the outputs (ones for
-    size-1 outputs when None); ``loss_scale`` multiplies the seeds.  With
-    ``enable_double_backprop`` the gradients are Nodes on ``backprop_id``.
+    outputs do not reach it).  ``grad_outputs`` seeds the outputs: when it is
+    None, each output (of size 1) is seeded with ones; in a sequence, a None
+    entry drops its output, as ``chainer.backward`` does, so that it
+    contributes nothing (every entry None: every input maps to None).
+    ``loss_scale`` multiplies the seeds.  With ``enable_double_backprop`` the
+    gradients are Nodes on ``backprop_id``.
+
+    >>> import numpy, funcgrad as fg
+    >>> x = fg.require_grad(numpy.array([2.0]))
+    >>> fg.backprop([x * x, x * 3.0], [x], [None, numpy.ones(1)])[x]
+    array([3.])
     """
     bp = _check_id(backprop_id)
     outputs = _nodes(outputs, "outputs")
@@ -248,17 +256,23 @@ def backprop(
         for i, n in enumerate(seq):
             if bp not in n.graphs:
                 raise BackpropError(f"{what} {i} is not on the graph {bp.name!r}")
-    if grad_outputs is None:
+    ones = grad_outputs is None
+    if ones:
         grad_outputs = [None] * len(outputs)
     elif len(grad_outputs) != len(outputs):
         raise FuncgradValueError(
             f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs"
         )
-    seeds = []
+    seeded, seeds = [], []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if g is None and not ones:  # an explicit None: this output contributes nothing
+            continue
         g = seed(out, g, i)
+        seeded.append(out)
         seeds.append(g if loss_scale is None else g * loss_scale)
-    found = gradients(outputs, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))
+    if not seeded:
+        return pyrsistent.pmap(dict.fromkeys(inputs))
+    found = gradients(seeded, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))
     return pyrsistent.pmap(dict(zip(inputs, found, strict=True)))
 
 

@@ -67,8 +67,8 @@ def test_non_scalar_output_without_seed_is_a_value_error_naming_the_shape(shape)
     x = leaf(np.ones(shape))
     with pytest.raises(ValueError, match=rf"{shape}".replace("(", r"\(").replace(")", r"\)")):
         fg.backprop([x * 2.0], [x])
-    with pytest.raises(ValueError):
-        fg.backprop([x * 2.0], [x], [None])
+    # An explicit None is no request for ones: the output is dropped.
+    assert fg.backprop([x * 2.0], [x], [None])[x] is None
 
 
 def test_output_seeds_scale_the_gradients():
@@ -87,11 +87,36 @@ def test_seeds_of_several_outputs_add_up():
     np.testing.assert_allclose(gx, s1 * 2 * x.value + s2 * np.cos(x.value), rtol=1e-15)
 
 
-def test_none_seed_entries_get_ones_for_scalars():
+def test_none_seed_entries_drop_their_outputs():
+    # API.md §4, as chainer.backward: an explicit None contributes no gradient;
+    # ones are the seed only when grad_outputs itself is None.
     x = leaf(2.0)
-    y1, y2 = x * x, x * x * x  # 2x + 3x^2 = 16 with seeds 1 and 1
-    assert fg.backprop([y1, y2], [x], [None, None])[x] == 16.0
-    assert fg.backprop([y1, y2], [x], [None, np.array(2.0)])[x] == 28.0
+    y1, y2 = x * x, x * x * x  # 2x = 4 and 3x^2 = 12
+    assert fg.backprop([y1, y2], [x])[x] == 16.0
+    assert fg.backprop([y1, y2], [x], [None, np.array(2.0)])[x] == 24.0
+    assert fg.backprop([y1, y2], [x], [np.array(1.0), None])[x] == 4.0
+    assert fg.backprop([y1, y2], [x], [None, np.array(2.0)], loss_scale=0.5)[x] == 12.0
+    got = fg.backprop([y1, y2], [x, y1], [None, None])
+    assert got[x] is None and got[y1] is None  # nothing seeded: nothing reached
+
+
+def test_none_seed_entries_at_second_order():
+    # y1 = sin x is dropped; y2 = x^3 seeded with v: g = 3 v x^2, dg/dx = 6 v x
+    x = leaf(np.array([0.5, -1.5]))
+    y1, y2 = fnp.sin(x), x ** 3
+    v = np.array([2.0, 3.0])
+    g = fg.backprop([y1, y2], [x], [None, v], enable_double_backprop=True)[x]
+    np.testing.assert_allclose(fg.value_of(g), 3 * v * x.value ** 2, rtol=1e-15)
+    gg = fg.backprop([g], [x], [np.ones(2)])[x]
+    np.testing.assert_allclose(gg, 6 * v * x.value, rtol=1e-15)
+
+
+def test_a_none_seed_of_a_non_scalar_output_is_no_error_nor_warning():
+    x = leaf(np.array([1.0, 2.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fg.backprop([x * x, fnp.sum(x * 5.0, keepdims=True)], [x], [None, np.ones(1)])
+    np.testing.assert_array_equal(got[x], [5.0, 5.0])
 
 
 def test_seed_is_cast_to_the_output_dtype():

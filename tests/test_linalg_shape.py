@@ -25,6 +25,12 @@ SAME_AS_NUMPY = [
     ("einsum-ellipsis", lambda m: m.einsum("...ij,jk", X, X[0].T)),
     ("einsum-implicit", lambda m: m.einsum("bA", X[0])),
     ("einsum-diagonal", lambda m: m.einsum("jii->ij", M)),
+    ("einsum-interleaved", lambda m: m.einsum(X, [0, 1, 2], X[0], [1, 2], [0])),
+    ("einsum-interleaved-implicit", lambda m: m.einsum(X, [40, 1, 2], X[0], [1, 3])),
+    ("einsum-interleaved-ellipsis", lambda m: m.einsum(X, [..., 1], X[0].T, [1, 5])),
+    ("einsum-interleaved-ellipsis-out", lambda m: m.einsum(M, [..., 7, 7], [7, ...])),
+    ("einsum-interleaved-three", lambda m: m.einsum(X[0], [0, 1], X[1].T, [1, 2], X[0, :, :3],
+                                                     [2, 0], [])),
     ("moveaxis", lambda m: m.moveaxis(X, [0, 1], [-1, 0])),
     ("swapaxes", lambda m: m.swapaxes(X, 0, 2)),
     ("concatenate-none", lambda m: m.concatenate([X, X[0]], axis=None)),
@@ -49,6 +55,37 @@ def test_values_match_numpy(name, fun):
     got = fun(fnp)
     assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_interleaved_differentiates_like_the_string_form():
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    f = lambda a, b: fnp.sum(fnp.sin(fnp.einsum(a, [0, 1], b, [1, 2], [0, 2])))
+    g = lambda a, b: fnp.sum(fnp.sin(fnp.einsum("ij,jk->ik", a, b)))
+    # d/da sum(sin(a b)) = cos(a b) b^T
+    np.testing.assert_allclose(fg.grad(f)(a, b), np.cos(a @ b) @ b.T, rtol=1e-14)
+    for d in (fg.grad, fg.hessian):
+        got = fg.tree.flatten(d(f, argnums=(0, 1))(a, b))[0]
+        want = fg.tree.flatten(d(g, argnums=(0, 1))(a, b))[0]
+        assert len(got) == len(want) == (2 if d is fg.grad else 4)
+        for x, y in zip(got, want, strict=True):
+            np.testing.assert_allclose(x, y, rtol=1e-14, atol=1e-15)
+    ta = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(fg.jvp(lambda a: f(a, b), (a,), (ta,))[1],
+                               np.sum(np.cos(a @ b) * (ta @ b)), rtol=1e-14)
+
+
+@pytest.mark.parametrize("args, what", [
+    ((X[0], [0, 52]), "holds 52"),
+    ((X[0], [0, -1]), "holds -1"),
+    ((X[0], "ij"), "list of integer labels"),
+    ((X[0], [0, True]), "holds True"),
+    ((X[0], [0, 1], [2]), "output label"),
+    ((X[0],), "one argument"),
+])
+def test_einsum_interleaved_errors_name_the_label(args, what):
+    with pytest.raises(ValueError, match=what) as info:
+        fnp.einsum(*args)
+    assert isinstance(info.value, fg.FuncgradError)
 
 
 INDICES = [

@@ -13,6 +13,7 @@ array([1., 1.])
 from __future__ import annotations
 
 import math
+import numbers
 import string
 from typing import Any
 
@@ -302,18 +303,62 @@ _einsum.vjp_joint = _einsum_grad
 _einsum.jvp_joint = _einsum_jvp
 
 
-def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
+# NumPy's letters for the integer labels of the interleaved form: 0-25 are
+# 'A'-'Z', 26-51 'a'-'z', so that sorting letters sorts the labels.
+_SUBLIST_LETTERS = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _sublist(labels: Any, what: str) -> str:
+    """The subscripts of one sublist of the interleaved form (``[0, 1]`` -> ``'AB'``)."""
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+        raise FuncgradValueError(
+            f"einsum: {what} must be a list of integer labels (and Ellipsis), got {labels!r}"
+        )
+    out = []
+    for c in labels:
+        if c is Ellipsis:
+            out.append("...")
+        elif isinstance(c, numbers.Integral) and not isinstance(c, bool) and 0 <= c < 52:
+            out.append(_SUBLIST_LETTERS[int(c)])
+        else:
+            raise FuncgradValueError(
+                f"einsum: {what} holds {c!r}; labels are integers in [0, 52) or Ellipsis"
+            )
+    return "".join(out)
+
+
+def _interleaved(args: tuple) -> tuple[str, list]:
+    """``(subscripts, operands)`` of ``einsum(op0, sub0, op1, sub1, ..., [sub_out])``."""
+    operands, subs = list(args[0::2]), []
+    pairs = len(args) // 2
+    for k in range(pairs):
+        subs.append(_sublist(args[2 * k + 1], f"the sublist of operand {k}"))
+    spec = ",".join(subs)
+    if len(args) % 2:  # a last sublist names the output
+        spec += "->" + _sublist(args[-1], "the output sublist")
+        operands = operands[:-1]
+    return spec, operands
+
+
+def einsum(subscripts: Any, *operands: Any, optimize: Any = False) -> Any:
     """``numpy.einsum``: explicit (``'ij,jk->ik'``) or implicit (``'ij,jk'``) form,
-    repeated labels (``'ii->'``, ``'ii->i'``), ellipsis and broadcasting.
+    repeated labels (``'ii->'``, ``'ii->i'``), ellipsis and broadcasting, and
+    the interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (integer
+    labels in ``[0, 52)`` and ``Ellipsis``, an optional output sublist last).
     ``optimize`` is passed on to the namespace's ``einsum`` (and to the
-    gradients' einsums).  The interleaved ``einsum(a, [0, 1], ...)`` form is
-    not supported.
+    gradients' einsums).
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(lambda a: fnp.einsum('ii->', a))(numpy.ones((2, 2)))
     array([[1., 0.],
            [0., 1.]])
+    >>> fnp.einsum(numpy.ones((2, 3)), [0, 1], numpy.ones(3), [1], [0])
+    array([3., 3.])
     """
+    if not isinstance(subscripts, str):
+        if not operands:
+            raise FuncgradValueError("einsum: needs subscripts and operands, got one argument")
+        subscripts, operands = _interleaved((subscripts, *operands))
     operands = as_arrays(*operands)
     shapes = [shape_of(o) for o in operands]
     ins, out = _parse_einsum(subscripts, shapes)
