@@ -36,6 +36,7 @@ from .node import (
     collector_paused,
     raw_args,
     recording,
+    user_code,
 )
 
 
@@ -334,17 +335,23 @@ def fold(steps, grads, targets, bp, keep_graph, hook_list) -> dict:
                 args = raw_args(node.args)
             if hook_list:
                 in_values = raw_args(node.args)
-                for h in hook_list:
-                    h.backward_preprocess(node, in_values, (g,))
-            gis = prim.vjp(g, ans, args, node.kwargs, ps)
+                with user_code():
+                    for h in hook_list:
+                        h.backward_preprocess(node, in_values, (g,))
+            if prim.library:
+                gis = prim.vjp(g, ans, args, node.kwargs, ps)
+            else:
+                with user_code():
+                    gis = prim.vjp(g, ans, args, node.kwargs, ps)
             if hook_list or nan_check:
                 gis = _checked(prim, ps, gis, nan_check)
                 if hook_list:
                     in_grads = [None] * len(node.args)
                     for (i, _), gi in zip(ps, gis, strict=True):
                         in_grads[i] = gi
-                    for h in hook_list:
-                        h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
+                    with user_code():
+                        for h in hook_list:
+                            h.backward_postprocess(node, in_values, (g,), tuple(in_grads))
             del g  # released before the sums below: a smaller peak
             for (i, p), gi in zip(ps, gis, strict=True):
                 pv = p.value

@@ -27,7 +27,6 @@ from .node import (
     BackpropId,
     Node,
     PassThrough,
-    collector_paused,
     make_node,
     recording,
     require_grad,
@@ -90,10 +89,9 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False,
     """
     bp = BackpropId(name)
     leaves, treedef = tree.flatten(tuple(primals))
-    # The collector pauses while the graph grows: its nodes make no cycles, and
-    # a large graph would otherwise be traversed again at every full
-    # collection (40% of the time of a 10^5-step chain).
-    with recording(bp), collector_paused():
+    # The user's function runs with the cycle collector as the user left it
+    # (only the folds pause it): it may make cyclic garbage of its own.
+    with recording(bp):
         nodes = []
         for i, leaf in enumerate(leaves):
             if data and _is_data(leaf):

@@ -16,7 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 from .backprop import gradients, seed, walk
-from .node import _ACTIVE, BackpropId, Node, collector_paused, raw_args, recording, require_grad
+from .node import (
+    _ACTIVE,
+    BackpropId,
+    Node,
+    collector_paused,
+    raw_args,
+    recording,
+    require_grad,
+    user_code,
+)
 from .numpy import zeros_like
 
 
@@ -82,7 +91,12 @@ def _forward(outputs, inputs, tangents, bp, targets) -> list:
                 ans = node.value
                 args = raw_args(node.args)
             pairs = [(i, tan[p.serial]) for i, p in ps if p.serial in tan]
-            t = jvp_step(node.primitive, pairs, ans, args, node.kwargs or {})
+            prim = node.primitive
+            if prim.library:
+                t = jvp_step(prim, pairs, ans, args, node.kwargs or {})
+            else:  # user rules: the collector as the user left it
+                with user_code():
+                    t = jvp_step(prim, pairs, ans, args, node.kwargs or {})
             if t is not None:
                 tan[node.serial] = t
     return [tan.get(o.serial) for o in outputs]

@@ -31,9 +31,9 @@ from typing import Any
 import attrs
 
 from . import tree
+from .backprop import walk
 from .combinators import _trace
 from .errors import FuncgradTypeError
-from .backprop import walk
 from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
 # Beyond these sizes a display would be unreadable or slow (Graphviz lays out

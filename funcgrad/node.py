@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -123,7 +124,8 @@ class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
 
 
 class _NodeSlots:
-    __slots__ = ("args", "graphs", "kwargs", "primitive", "rank", "serial", "value")
+    # __weakref__: caches and user code may watch Nodes without keeping them alive.
+    __slots__ = ("__weakref__", "args", "graphs", "kwargs", "primitive", "rank", "serial", "value")
 
 
 class _NodeUnderConstruction(_NodeSlots):
@@ -353,6 +355,7 @@ class PassThrough:
     """
 
     vjp_joint = None
+    library = True
 
     def __init__(self, name: str):
         self.name = name
@@ -371,24 +374,107 @@ class PassThrough:
 _JOIN = PassThrough("require_grad")
 
 
-class collector_paused:
-    """Pause Python's cycle collector for the block (if it was running).
+# -- the cycle collector --------------------------------------------------------
+# The folds make no reference cycles, so the collector has nothing to find in
+# them; left running, it would traverse the whole live graph again and again
+# while a fold records a graph of its own (double backprop, forward mode).  So
+# a fold pauses it -- but only for its own loop: user code that a fold calls
+# (hooks, rules of user primitives, custom_vjp and checkpoint functions) runs
+# with the collector as the user left it, and a change the user makes there
+# (gc.disable()) is the state restored when the last fold ends.  The traced
+# function itself never runs paused.  The collector is one per process, so the
+# bookkeeping is too: folds of every thread are counted under one lock, and the
+# collector is off only while some fold runs outside user code.
 
-    The folds make no reference cycles, so the collector has nothing to find
-    in them; left running, it traverses the whole live graph again and again
-    while a large fold allocates its temporaries (a third of the backward time
-    at a million nodes).  Restored on exit; never turned on if it was off.
-    """
 
-    __slots__ = ("running",)
+class _Collector:
+    __slots__ = ("busy", "user", "wanted")
 
-    def __enter__(self) -> None:
-        self.running = gc.isenabled()
-        if self.running:
+    def __init__(self) -> None:
+        self.busy = 0  # threads running a fold now
+        self.user = 0  # of which, inside user code now (innermost)
+        self.wanted = True  # the user's setting: collector on when no fold runs
+
+    def settle(self) -> None:
+        """Switch the collector to what the counts say (idempotent; lock held)."""
+        if self.busy and not self.user:
             gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.running:
+        elif self.wanted:  # user code runs, or the last fold is over
             gc.enable()
 
 
+_COLLECTOR = _Collector()
+_COLLECTOR_LOCK = threading.Lock()
+_THREAD = threading.local()  # .stack: per thread, True for user code, False for a fold
+
+
+def _push(user: bool) -> None:
+    stack = getattr(_THREAD, "stack", None)
+    if stack is None:
+        stack = _THREAD.stack = []
+    c = _COLLECTOR
+    with _COLLECTOR_LOCK:
+        if not stack:
+            if not c.busy:
+                c.wanted = gc.isenabled()
+            c.busy += 1
+        elif stack[-1]:
+            c.user -= 1
+        stack.append(user)
+        if user:
+            c.user += 1
+        try:
+            c.settle()
+        except BaseException:  # an interrupt: undo, leaving no count behind
+            _pop_locked(stack, c)
+            raise
+
+
+def _pop() -> None:
+    c = _COLLECTOR
+    with _COLLECTOR_LOCK:
+        _pop_locked(_THREAD.stack, c)
+
+
+def _pop_locked(stack: list, c: _Collector) -> None:
+    if stack.pop():
+        c.user -= 1
+        c.wanted = gc.isenabled()  # what user code left is the user's setting
+    if stack:
+        if stack[-1]:
+            c.user += 1
+    else:
+        c.busy -= 1
+    try:
+        c.settle()
+    except BaseException:
+        c.settle()
+        raise
+
+
+class collector_paused:
+    """Pause the cycle collector for a fold's own loop (see the comment above).
+
+    Re-entrant and thread-safe; on exit the collector is as the user last set
+    it, even if user code called ``gc.disable()`` or ``gc.enable()`` meanwhile.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _push(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _pop()
+
+
+class user_code:
+    """Within a fold, a block of user code: the collector runs as the user left it."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _push(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _pop()

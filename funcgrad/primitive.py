@@ -46,6 +46,7 @@ class Primitive:
         "impl",
         "jvp_joint",
         "jvps",
+        "library",
         "name",
         "numpy_impl",
         "vjp_joint",
@@ -67,6 +68,10 @@ class Primitive:
         # Optional rule giving the output tangent from all argument tangents:
         # (pairs of (position, tangent), ans, args, kwargs) -> tangent.
         self.jvp_joint: Callable | None = None
+        # Whether the rules are funcgrad's own (the funcgrad.numpy families): a
+        # fold runs them with the cycle collector paused, and any other rule --
+        # user code -- with the collector as the user left it.
+        self.library = False
         self.__wrapped__ = impl
         self.__doc__ = getattr(impl, "__doc__", None)  # in __dict__: help() and Jupyter read it
 

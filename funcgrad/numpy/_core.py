@@ -12,7 +12,8 @@ import numpy
 
 from ..backend import namespace
 from ..node import Node, value_of
-from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, primitive
+from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
+from ..primitive import primitive as _primitive
 
 __all__ = [
     "Node",
@@ -49,6 +50,17 @@ def xp_of(*xs: Any):
     return namespace(*(value_of(x) for x in xs))
 
 
+def primitive(fun) -> Primitive:
+    """``fg.primitive`` for funcgrad's own functions: rules that folds may trust.
+
+    A fold runs library rules with the cycle collector paused (they make no
+    reference cycles); rules of users' primitives run with it as users left it.
+    """
+    prim = _primitive(fun)
+    prim.library = True
+    return prim
+
+
 def ufunc(name: str) -> Primitive:
     """A primitive calling ``xp.<name>`` in its inputs' namespace."""
 
@@ -59,6 +71,7 @@ def ufunc(name: str) -> Primitive:
     numpy_fun = getattr(numpy, name)
     kind = {1: UnaryPrimitive, 2: BinaryPrimitive}.get(getattr(numpy_fun, "nin", None), Primitive)
     prim = kind(impl, name, numpy_impl=numpy_fun)
+    prim.library = True
     prim.__doc__ = f"``{name}`` in the namespace of the inputs, differentiable."
     return prim
 
