@@ -39,6 +39,7 @@ from .backprop import gradients
 from .errors import FuncgradError, FuncgradTypeError
 from .forward import forward
 from .node import (
+    _ACTIVE,
     BackpropId,
     Node,
     PassThrough,
@@ -143,6 +144,17 @@ def _boundary(outputs: list, mark: int, stop: frozenset = frozenset()) -> list[N
     return [found[s] for s in sorted(found)]
 
 
+def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
+    """Whether every live graph of ``outputs`` is a graph of some input.
+
+    Not so when the call made a leaf of an open graph itself (``require_grad``
+    inside it): no node over the inputs could stand for its outputs there.
+    """
+    live = _ACTIVE.get()
+    graphs = frozenset().union(*(n.graphs for n in inputs)) & live
+    return all(o.graphs & live <= graphs for o in outputs) and bool(graphs)
+
+
 class _Program:
     """The recorded steps of a call, Nodes replaced by slots: replayable on new inputs.
 
@@ -226,6 +238,8 @@ def checkpoint(fun: Callable) -> Callable:
             return tree.unflatten(out_def, out_leaves)
         made_nodes = [out_leaves[k] for k in made]
         inputs = _boundary(made_nodes, mark)
+        if not _covers(inputs, made_nodes):
+            return tree.unflatten(out_def, out_leaves)  # recorded in full, as without checkpoint
         program = _Program(inputs, made_nodes)
         values = [o.value for o in made_nodes]
         del made_nodes

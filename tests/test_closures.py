@@ -286,3 +286,57 @@ def test_custom_vjp_keyword_argument_holding_a_traced_value_is_refused():
     np.testing.assert_allclose(fg.grad(lambda x: scaled(x, scale=3.0).sum())(x), [3.0, 3.0])
     with pytest.raises(fg.FuncgradError, match="keyword argument"):
         fg.grad(lambda s: scaled(x, scale=s).sum())(np.array(3.0))
+
+
+# --- checkpoint edge cases ---------------------------------------------------------------
+
+def test_checkpoint_outputs_passed_through_or_repeated():
+    # sum(x) + sum(2x) + 2 sum(sin x): gradient 1 + 2 + 2 cos x
+    def f(x):
+        outs = fg.checkpoint(lambda x: (x, x * 2.0, fnp.sin(x), fnp.sin(x) * 1.0))(x)
+        return sum(fnp.sum(o) for o in outs)
+
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(fg.grad(f)(x), 3.0 + 2 * np.cos(x), rtol=1e-15)
+    np.testing.assert_allclose(fg.hessian(f)(x), np.diag(-2 * np.sin(x)), rtol=1e-14)
+    np.testing.assert_allclose(fg.jacfwd(fg.jacfwd(f))(x), np.diag(-2 * np.sin(x)), rtol=1e-14)
+
+
+def test_custom_vjp_inside_a_checkpoint_closing_over_the_weight():
+    @fg.custom_vjp
+    def square(x):
+        return x * x
+
+    square.defvjp(lambda x: (x * x, x), lambda x, g: (2.0 * g * x,))
+    c = np.array([1.0, 2.0])
+
+    def body(w, ckpt):
+        f = lambda h: square(h * w) + w  # the custom function's argument uses w
+        f = fg.checkpoint(f) if ckpt else f
+        return fnp.sum(f(fnp.exp(w) * c))
+
+    # sum(c^2 w^2 e^{2w} + w): closed forms of the first two derivatives
+    s = np.sum(c * c)
+    d1 = lambda w: s * (2 * w + 2 * w * w) * np.exp(2 * w) + 2.0
+    d2 = lambda w: s * (2 + 8 * w + 4 * w * w) * np.exp(2 * w)
+    w = np.array(0.4)
+    ckpt = lambda w: body(w, True)
+    np.testing.assert_allclose(fg.grad(ckpt)(w), d1(w), rtol=1e-14)
+    np.testing.assert_allclose(fg.jvp(ckpt, (w,), (np.array(1.0),))[1], d1(w), rtol=1e-14)
+    for second in (fg.grad(fg.grad(ckpt)), fg.jacfwd(fg.jacfwd(ckpt)), fg.hessian(ckpt)):
+        np.testing.assert_allclose(second(w), d2(w), rtol=1e-13)
+
+
+def test_checkpoint_making_a_leaf_of_an_open_graph_is_recorded_in_full():
+    # A leaf made inside the call has no input the node could stand on: the
+    # call is recorded as it would be without checkpoint, and both graphs see it.
+    with fg.backprop_scope("inside") as bp:
+        x = fg.require_grad(np.array(2.0))
+
+        def fun(h):
+            c = fg.require_grad(np.array(3.0), bp)
+            return h * c, c
+
+        y, c = fg.checkpoint(fun)(x)
+        assert float(fg.value_of(fg.backprop([y], [c], backprop_id=bp)[c])) == 2.0
+        assert float(fg.value_of(fg.backprop([y], [x])[x])) == 3.0

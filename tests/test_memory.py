@@ -58,6 +58,26 @@ def test_checkpoint_gives_the_same_gradient_with_fewer_live_bytes():
     assert peak_ckpt < 0.5 * peak_plain, (peak_ckpt / ARRAY, peak_plain / ARRAY)
 
 
+def test_checkpoint_closing_over_a_weight_keeps_its_memory_benefit():
+    # The layer form: each block closes over the weight w, a traced value.
+    x = np.random.default_rng(2).uniform(-1, 1, (N, N))
+
+    def model(w, ckpt):
+        h = x * w
+        for _ in range(4):
+            block = lambda h: _block(h * w)
+            h = fg.checkpoint(block)(h) if ckpt else block(h)
+        return fnp.sum(h)
+
+    w = np.array(0.8)
+    peak_plain, (v1, g1) = _peak_bytes(fg.value_and_grad(model), w, False)
+    peak_ckpt, (v2, g2) = _peak_bytes(fg.value_and_grad(model), w, True)
+    np.testing.assert_allclose(v1, v2)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
+    assert peak_plain > 35 * ARRAY
+    assert peak_ckpt < 0.5 * peak_plain, (peak_ckpt / ARRAY, peak_plain / ARRAY)
+
+
 def test_backward_peak_is_forward_graph_plus_a_few_arrays():
     x = np.random.default_rng(1).uniform(-1, 1, (N, N))
 
