@@ -189,6 +189,19 @@ def to_device(x: Any, device: str) -> Any:
     raise FuncgradValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda:N'")
 
 
+def borrowed(x: Any) -> bool:
+    """Whether the array ``x`` is a view or read-only: memory it does not own outright.
+
+    >>> a = numpy.ones(3)
+    >>> borrowed(a), borrowed(a[1:]), borrowed(numpy.broadcast_to(a, (2, 3)))
+    (False, True, True)
+    """
+    flags = getattr(x, "flags", None)
+    if flags is not None:  # NumPy's and CuPy's flags (CuPy's have no writeable)
+        return not getattr(flags, "owndata", True) or not getattr(flags, "writeable", True)
+    return getattr(x, "base", None) is not None
+
+
 def is_float_dtype(dtype: Any) -> bool:
     """Whether ``dtype`` is a real floating dtype (the differentiable ones)."""
     return numpy.dtype(dtype).kind == "f"

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy
 import pyrsistent
 
 from . import backend
@@ -274,7 +275,30 @@ def backprop(
     if not seeded:
         return pyrsistent.pmap(dict.fromkeys(inputs))
     found = gradients(seeded, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))
-    return pyrsistent.pmap(dict(zip(inputs, found, strict=True)))
+    caller = [n.value for n in inputs] + [n.value for n in outputs] + list(grad_outputs)
+    return pyrsistent.pmap(dict(zip(inputs, owned(found, caller), strict=True)))
+
+
+def owned(values: list, caller: Sequence) -> list:
+    """``values`` (gradients or tangents) as arrays their caller owns.
+
+    The fold hands on what rules return, which may be a view (``reshape``,
+    ``broadcast_to``), read-only, one of the caller's own arrays (a seed passed
+    through ``x + 1``), or one array handed out twice (both gradients of
+    ``x + y``): each of those is copied; a fresh array is returned as it is.
+    Nodes (results inside a traced function) are immutable and stay.
+    """
+    taken = {id(a) for a in caller}
+    out = []
+    for v in values:
+        if v is not None and type(v) is not Node:
+            if isinstance(v, numpy.generic):  # what ufuncs make of 0-d arrays
+                v = numpy.asarray(v)
+            elif id(v) in taken or backend.borrowed(v):
+                v = v.copy()
+            taken.add(id(v))
+        out.append(v)
+    return out
 
 
 def gradients(outputs, seeds, inputs, bp, keep_graph=False, hook_list=None, prune=True) -> list:

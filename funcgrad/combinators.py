@@ -20,7 +20,7 @@ import numpy
 
 from . import tree
 from .backend import namespace
-from .backprop import gradients, seed
+from .backprop import gradients, owned, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -138,7 +138,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
             zeros_like(n.value) if g is None else _array(g)
             for n, g in zip(nodes, found, strict=True)
         ]
-        return tuple(tree.unflatten(treedef, grads))
+        caller = [n.value for n in nodes] + ct_leaves  # no gradient may alias them
+        return tuple(tree.unflatten(treedef, owned(grads, caller)))
 
     lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
     return (lowered, vjp_fn, aux) if has_aux else (lowered, vjp_fn)
@@ -232,7 +233,8 @@ def _linearize(fun: Callable, primals: tuple):
         for o in out_leaves:
             t = by_serial.get(o.serial) if type(o) is Node else None
             res.append(_zeros(value_of(o)) if t is None else _array(t))
-        return tree.unflatten(out_def, res)
+        caller = [value_of(n) for n in nodes] + list(t_leaves)  # no tangent may alias them
+        return tree.unflatten(out_def, owned(res, caller))
 
     lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
     return lowered, jvp_fn
