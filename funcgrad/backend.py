@@ -1,8 +1,11 @@
 """Array namespaces and devices (layer 1).
 
 Every primitive runs in the namespace of its inputs: NumPy for CPU arrays,
-CuPy for GPU arrays.  This module is the one place that knows array types; a
-new array library is added by one :func:`register_namespace` call.
+CuPy for GPU arrays, Dask for chunked arrays.  This module is the one place
+that knows array types; a new array library is added by one
+:func:`register_namespace` call.  Dask registers itself (``backends/dask.py``)
+the first time a Dask array reaches funcgrad, so that ``import funcgrad``
+never imports Dask.
 
 >>> import numpy
 >>> namespace(numpy.ones(3)) is numpy
@@ -14,6 +17,7 @@ True
 from __future__ import annotations
 
 import functools
+import math
 from types import ModuleType
 from typing import Any
 
@@ -25,15 +29,16 @@ from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError
 class Namespace:
     """A registered array namespace (see :func:`register_namespace`)."""
 
-    __slots__ = ("absorbs_numpy", "device", "device_prefix", "from_host", "to_host", "xp")
+    __slots__ = ("absorbs_numpy", "device", "device_prefix", "from_host", "lazy", "to_host", "xp")
 
-    def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host):
+    def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host, lazy=False):
         self.xp = xp
         self.device = device
         self.absorbs_numpy = absorbs_numpy
         self.device_prefix = device_prefix
         self.to_host = to_host
         self.from_host = from_host
+        self.lazy = lazy
 
 
 # array type -> Namespace
@@ -53,7 +58,17 @@ def _lookup(t: type) -> Namespace | None:
             return entry
     if issubclass(t, numpy.generic):  # NumPy scalars (numpy.float64...)
         return _REGISTRY[numpy.ndarray]
+    if t.__module__.startswith("dask.") and _register_dask():
+        return _lookup(t)
     return None
+
+
+def _register_dask() -> bool:
+    """Register Dask's arrays (the first time one is seen); whether that added anything."""
+    before = len(_REGISTRY)
+    from .backends import dask as _  # noqa: F401  (registers on import)
+
+    return len(_REGISTRY) > before
 
 
 def register_namespace(
@@ -65,6 +80,7 @@ def register_namespace(
     device_prefix: str | None = None,
     to_host: Any = None,
     from_host: Any = None,
+    lazy: bool = False,
 ) -> None:
     """Make ``array_type`` dispatch to the array namespace ``xp``.
 
@@ -75,16 +91,76 @@ def register_namespace(
     For :func:`to_device`: ``to_host(array)`` copies an array to a NumPy
     array, and ``from_host(numpy_array, device)`` copies one to the device
     named ``'<device_prefix>:N'``.
+
+    A ``lazy`` namespace (Dask) builds a graph instead of computing: funcgrad
+    then never reads its data into Python (no ``bool()``, ``int()`` or
+    ``float()`` of an array) and it must provide, besides NumPy's functions,
+    ``index_add(g, index, shape)`` (zeros of ``shape`` with ``g`` added at
+    ``index``, repeated indices accumulating: the gradient of indexing) and
+    ``checked(x, predicate, error)`` (``x``, raising ``error`` when it is
+    computed if ``predicate(chunk)`` is false for a chunk).
     """
     _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
-                                      from_host)
+                                      from_host, lazy)
     _lookup.cache_clear()
+    _lazy_namespaces.cache_clear()
 
 
 def unregister_namespace(array_type: type) -> None:
     """Undo :func:`register_namespace` (for tests and plug-ins that unload)."""
     _REGISTRY.pop(array_type, None)
     _lookup.cache_clear()
+    _lazy_namespaces.cache_clear()
+
+
+@functools.cache
+def _lazy_namespaces() -> tuple:
+    return tuple(e.xp for e in _REGISTRY.values() if e.lazy)
+
+
+def is_lazy(xp: Any) -> bool:
+    """Whether the namespace ``xp`` was registered as lazy (it builds graphs: Dask).
+
+    >>> is_lazy(numpy)
+    False
+    """
+    return xp is not numpy and any(xp is lazy for lazy in _lazy_namespaces())
+
+
+def absorbs_numpy(xp: Any) -> bool:
+    """Whether the namespace ``xp`` takes NumPy data beside its own arrays (Dask does).
+
+    >>> absorbs_numpy(numpy)
+    True
+    """
+    return xp is numpy or any(xp is e.xp and e.absorbs_numpy for e in _REGISTRY.values())
+
+
+def same_shape(a: tuple, b: tuple) -> bool:
+    """Whether shapes ``a`` and ``b`` agree, an unknown length (NaN, in Dask's arrays
+    after boolean indexing) agreeing with any other.
+
+    >>> same_shape((2, 3), (2, 3)), same_shape((float("nan"), 3), (5, 3))
+    (True, True)
+    """
+    if a == b:
+        return True
+    if len(a) != len(b):
+        return False
+    return all(m == n or _unknown(m) or _unknown(n) for m, n in zip(a, b))
+
+
+def known_shape(shape: tuple) -> bool:
+    """Whether every length of ``shape`` is known (no NaN).
+
+    >>> known_shape((2, 3)), known_shape((float("nan"), 3))
+    (True, False)
+    """
+    return not any(_unknown(n) for n in shape)
+
+
+def _unknown(n: Any) -> bool:
+    return isinstance(n, float) and math.isnan(n)
 
 
 register_namespace(numpy.ndarray, numpy)
@@ -155,7 +231,9 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
             )
     if found is None:
         return numpy
-    if numpy_array is not None and not found.absorbs_numpy:
+    # Dask takes NumPy data beside its arrays, but only beside arrays whose chunks
+    # are NumPy arrays too (chunks on a GPU are CuPy's, which refuses them).
+    if numpy_array is not None and not (found.absorbs_numpy and found.device(first) == "cpu"):
         raise DeviceMismatchError(
             f"inputs on different devices: {device_of(numpy_array)} (a NumPy array) and "
             f"{device_of(first)} ({type(first).__module__}.{type(first).__name__}); move one "

@@ -171,9 +171,12 @@ def seed(out: Node, g: Any, i: int) -> Any:
         xp = backend.namespace(out.value)
         return xp.ones(out.shape, out.dtype)
     if type(g) is not Node:
-        xp = backend.namespace(out.value)
-        g = xp.asarray(g, dtype=out.dtype)
-    if tuple(g.shape) != tuple(out.shape):
+        xp = backend.namespace(out.value, g)
+        if backend.is_lazy(xp):  # NumPy data split as the output is: no large constant
+            g = xp.asarray(g, dtype=out.dtype, like=out.value)
+        else:
+            g = xp.asarray(g, dtype=out.dtype)
+    if not backend.same_shape(tuple(g.shape), tuple(out.shape)):
         raise FuncgradValueError(
             f"grad_outputs[{i}] has shape {tuple(g.shape)} but output {i} has shape {out.shape}"
         )
@@ -185,7 +188,7 @@ def _check_grad(prim: Any, i: int, parent: Node, g: Any) -> Any:
     pv = parent.value
     gv = g.value if type(g) is Node else g
     gshape = getattr(gv, "shape", None)
-    if gshape != pv.shape:
+    if gshape is None or not backend.same_shape(gshape, pv.shape):
         raise GradientTypeError(
             f"VJP rule of primitive {prim.name!r} for argument {i}: expected a gradient of "
             f"shape {pv.shape}, got {'a ' + type(gv).__name__ if gshape is None else gshape}"
@@ -210,20 +213,32 @@ def _checked(prim: Any, parents: list, grads: list, nan_check: bool) -> list:
     """The gradients of one step, checked (and NaN-checked) before hooks see them."""
     grads = [_check_grad(prim, i, p, g) for (i, p), g in zip(parents, grads, strict=True)]
     if nan_check:
-        _check_finite(prim, grads)
+        grads = [_finite(prim, g) for g in grads]
     return grads
 
 
-def _check_finite(prim: Any, grads: list) -> None:
-    for g in grads:
-        v = g.value if type(g) is Node else g
-        if isinstance(v, tuple):  # the cotangents of a multi-output node: each in turn
-            _check_finite(prim, [e for e in v if e is not None])
-            continue
-        if not backend.namespace(v).isfinite(v).all():
-            raise FloatingPointError(
-                f"NaN or Inf in a gradient computed by the VJP rule of primitive {prim.name!r}"
-            )
+def _finite(prim: Any, g: Any) -> Any:
+    """``g``, checked for NaN and Inf: now, or, in a lazy namespace, when it is computed."""
+    v = g.value if type(g) is Node else g
+    if isinstance(v, tuple):  # the cotangents of a multi-output node: each in turn
+        each = type(v)(None if e is None else _finite(prim, e) for e in v)
+        return g if type(g) is Node else each
+    xp = backend.namespace(v)
+    error = FloatingPointError(
+        f"NaN or Inf in a gradient computed by the VJP rule of primitive {prim.name!r}"
+    )
+    if backend.is_lazy(xp):
+        # Reading the data now would compute the graph: the check runs with it instead.
+        # (A gradient recorded for double backprop keeps its value unchecked.)
+        return g if type(g) is Node else xp.checked(v, _all_finite, error)
+    if not xp.isfinite(v).all():
+        raise error
+    return g
+
+
+def _all_finite(chunk: Any) -> bool:
+    """Whether a computed chunk holds no NaN or Inf (run by a lazy namespace's tasks)."""
+    return bool(backend.namespace(chunk).isfinite(chunk).all())
 
 
 def backprop(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import namespace
+from .backend import namespace, same_shape
 from .backprop import gradients, owned, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -222,7 +222,7 @@ def _linearize(fun: Callable, primals: tuple):
     def jvp_fn(tangents: Any) -> Any:
         t_leaves = tree.flatten_up_to(treedef, tuple(tangents))
         for i, (n, t) in enumerate(zip(nodes, t_leaves, strict=True)):
-            if tuple(numpy.shape(value_of(t))) != n.shape:
+            if not same_shape(tuple(numpy.shape(value_of(t))), n.shape):
                 raise FuncgradValueError(
                     f"jvp: tangent {i} has shape {numpy.shape(value_of(t))}, primal has {n.shape}"
                 )

@@ -21,6 +21,7 @@ LAYERS = {
     "funcgrad.errors": 0,
     "funcgrad.tree": 1,
     "funcgrad.backend": 1,
+    "funcgrad.backends": 1,  # and every funcgrad.backends.* module (backends/dask.py)
     "funcgrad.node": 2,
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
@@ -33,6 +34,7 @@ LAYERS = {
     "funcgrad.checks": 6,
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
+    "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster
     "funcgrad": 7,  # __init__: re-exports only
     "funcgrad.__main__": 7,
 }
@@ -40,9 +42,13 @@ LAYERS = {
 # Third-party packages each low layer may use (L0: stdlib only).
 THIRD_PARTY = {
     0: set(),
-    1: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat"},
+    1: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "dask"},
     2: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "attrs"},
 }
+
+# Dask is imported by one module only, funcgrad/backends/dask.py (which the
+# backend imports when a Dask array first reaches it): ``import funcgrad`` stays light.
+DASK_IMPORTERS = {"funcgrad.backends.dask"}
 
 
 
@@ -152,6 +158,16 @@ def test_low_layers_use_only_their_third_party_packages(module):
         if top not in allowed:
             bad.append(f"line {line}: {imported}")
     assert not bad, f"{module} (layer {layer_of(module)}) imports:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_only_the_dask_backend_imports_dask(module):
+    found = [(i, line) for i, line, _ in imports_of(module)
+             if i.partition(".")[0] in ("dask", "distributed")]
+    if module in DASK_IMPORTERS:
+        assert found, f"{module} is expected to import dask"
+    else:
+        assert not found, f"{module} imports dask ({found}): only {DASK_IMPORTERS} may"
 
 
 # --- the checker itself ------------------------------------------------------

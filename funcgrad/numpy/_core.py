@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy
 
-from ..backend import namespace
+from ..backend import is_lazy, known_shape, namespace, same_shape
 from ..node import Node, value_of
 from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
 from ..primitive import primitive as _primitive
@@ -21,9 +21,12 @@ __all__ = [
     "bcast",
     "defjvp",
     "defvjp",
+    "known_shape",
+    "lazy",
     "namespace",
     "primitive",
     "raw",
+    "same_shape",
     "shape_of",
     "ufunc",
     "unbroadcast",
@@ -42,7 +45,10 @@ def shape_of(x: Any) -> tuple:
 def zeros_of(x: Any) -> Any:
     """Raw zeros of the shape, dtype and device of ``x`` (an array, Node or number)."""
     v = value_of(x)
-    return xp_of(v).zeros(getattr(v, "shape", ()), getattr(v, "dtype", float))
+    xp = xp_of(v)
+    if is_lazy(xp):  # chunked as ``x`` is, lengths unknown yet included
+        return xp.zeros_like(v)
+    return xp.zeros(getattr(v, "shape", ()), getattr(v, "dtype", float))
 
 
 def xp_of(*xs: Any):
@@ -59,6 +65,12 @@ def primitive(fun) -> Primitive:
     prim = _primitive(fun)
     prim.library = True
     return prim
+
+
+def lazy(*xs: Any) -> bool:
+    """Whether ``xs`` compute in a lazy namespace (Dask), whose data a rule must never
+    read into Python (``bool()``, ``int()``, ``float()``): such a rule takes another path."""
+    return is_lazy(xp_of(*xs))
 
 
 def ufunc(name: str) -> Primitive:
@@ -79,7 +91,7 @@ def ufunc(name: str) -> Primitive:
 def unbroadcast(g: Any, shape: tuple) -> Any:
     """Sum ``g`` over the axes NumPy broadcasting added to reach ``g``'s shape from ``shape``."""
     gshape = shape_of(g)
-    if gshape == shape:
+    if gshape == shape or same_shape(gshape, shape):  # an unknown length (NaN) agrees
         return g
     from . import reductions
     from . import shape as shp
@@ -90,7 +102,8 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
     )
     if axes:
         g = reductions.sum(g, axis=axes)
-    return shp.reshape(g, shape) if shape_of(g) != shape else g
+    gshape = shape_of(g)
+    return g if gshape == shape or same_shape(gshape, shape) else shp.reshape(g, shape)
 
 
 def bcast(t: Any, ans: Any) -> Any:
@@ -100,10 +113,16 @@ def bcast(t: Any, ans: Any) -> Any:
     ``where``): the output is float64, and so must its tangent be.
     """
     s = shape_of(ans)
-    if shape_of(t) != s:
-        from . import shape as shp
+    ts = shape_of(t)
+    if ts != s and not same_shape(ts, s):
+        if known_shape(s):
+            from . import shape as shp
 
-        t = shp.broadcast_to(t, s)
+            t = shp.broadcast_to(t, s)
+        else:  # lengths a lazy namespace does not know yet: broadcast against the output
+            from .elementwise import add
+
+            t = add(t, zeros_of(ans))
     dtype = getattr(ans, "dtype", None)
     if dtype is not None and getattr(t, "dtype", dtype) != dtype:
         from . import shape as shp

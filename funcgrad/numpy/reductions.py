@@ -12,7 +12,7 @@ import math
 import numpy
 
 from ..errors import FuncgradValueError
-from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
+from ._core import defjvp, defvjp, known_shape, primitive, raw, shape_of, xp_of, zeros_of
 from ._core import namespace as _ns
 
 
@@ -36,13 +36,30 @@ def keepdims_shape(shape: tuple, axis) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def expand_to(g, shape: tuple, axis, keepdims: bool):
-    """Broadcast a reduced gradient ``g`` back to ``shape``."""
+def expand_to(g, like, axis, keepdims: bool):
+    """Broadcast a reduced gradient ``g`` back to the shape of ``like`` (an array, a
+    Node, or a shape)."""
     from .shape import broadcast_to, reshape
 
+    shape = tuple(like) if isinstance(like, (tuple, list)) else shape_of(like)
     if not keepdims:
         g = reshape(g, keepdims_shape(shape, axis))
-    return broadcast_to(g, shape)
+    if known_shape(shape) or isinstance(like, (tuple, list)):
+        return broadcast_to(g, shape)
+    from .elementwise import add
+
+    return add(g, zeros_of(like))  # lengths a lazy namespace does not know yet
+
+
+def _count_of(x, axis):
+    """The number of elements reduced over ``axis``: an int, or, where a lazy namespace
+    does not know a length yet, a raw array counting them when computed."""
+    shape = shape_of(x)
+    if known_shape(shape):
+        return _count(shape, axis)
+    v = raw(x)
+    return xp_of(v).sum(xp_of(v).ones_like(v), axis=normalize_axes(axis, len(shape)),
+                        keepdims=True)
 
 
 def _count(shape: tuple, axis) -> int:
@@ -98,12 +115,12 @@ amin.numpy_impl = lambda x, axis=None, keepdims=False: numpy.minimum.reduce(
 def _axes(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
-defvjp(sum, lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims))
+defvjp(sum, lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims))
 defjvp(sum, lambda t, ans, x, axis=None, keepdims=False: sum(t, axis=axis, keepdims=keepdims))
 defvjp(
     mean,
-    lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims)
-    / _count(x.shape, axis),
+    lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)
+    / _count_of(x, axis),
 )
 defjvp(mean, lambda t, ans, x, axis=None, keepdims=False: mean(t, axis=axis, keepdims=keepdims))
 
@@ -119,7 +136,7 @@ def _argext_mask(ans, x, axis, keepdims):
 
 
 def _ext_vjp(g, ans, x, axis=None, keepdims=False):
-    return expand_to(g, x.shape, axis, keepdims) * _argext_mask(ans, x, axis, keepdims)
+    return expand_to(g, x, axis, keepdims) * _argext_mask(ans, x, axis, keepdims)
 
 
 def _ext_jvp(t, ans, x, axis=None, keepdims=False):
@@ -266,7 +283,7 @@ def prod(x, axis=None, keepdims=False):
 
 defvjp(
     prod,
-    lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x.shape, axis, keepdims)
+    lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)
     * _others(x, axis),
 )
 defjvp(

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from typing import Any
 
 import numpy
 
-from ..backend import to_device
+from ..backend import absorbs_numpy, is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..primitive import holds_node
 from ._core import Node, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
@@ -115,7 +116,13 @@ defjvp(broadcast_to, lambda t, ans, x, shape: broadcast_to(t, shape))
 
 @primitive
 def _getitem(x, index):
+    xp = _ns(x)
+    if is_lazy(xp):  # NumPy's rules where the lazy namespace's own indexing lacks them
+        return xp.getitem(x, index)
     return x[index]
+
+
+_getitem.numpy_impl = operator.getitem
 
 
 _getitem.name = "getitem"
@@ -178,6 +185,8 @@ def _one_array_axis(index):
 def index_add(g, index, shape):
     """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate)."""
     xp = _ns(g)
+    if is_lazy(xp):  # no assignment into a lazy array: the namespace's own scatter-add
+        return xp.index_add(g, index, shape)
     if not _may_repeat(index):
         out = xp.zeros(shape, g.dtype)
         out[index] = g
@@ -209,7 +218,7 @@ def _index_part(p, xp):
     if isinstance(p, list):  # x[[0, 0, 1]] is x[array([0, 0, 1])]
         a = xp.asarray(p)
         return a.astype(numpy.intp) if a.size == 0 and a.dtype.kind == "f" else a
-    if xp is not numpy and isinstance(p, numpy.ndarray):
+    if not absorbs_numpy(xp) and isinstance(p, numpy.ndarray):
         # Integer and boolean index data given as NumPy moves to the array's device.
         if p.dtype.kind not in "iub":
             raise FuncgradTypeError(f"indices must be integers or booleans, got dtype {p.dtype}")
