@@ -51,7 +51,7 @@ from .node import (
     value_of,
 )
 from .numpy import zeros_like
-from .primitive import Primitive, bind
+from .primitive import Primitive, _by_reference, _named, bind
 
 
 class Bundle(tuple):
@@ -88,6 +88,7 @@ def _item(bundle: Bundle, index: int) -> Any:
 
 
 _ITEM = Primitive(_item, "item")  # output ``index`` of a multi-output node
+_ITEM.__module__, _ITEM.__qualname__ = __name__, "_ITEM"  # pickles by reference
 
 
 def _item_vjp(g, ans, args, kwargs, positions):
@@ -319,6 +320,14 @@ class custom_vjp:
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
 
+    def __reduce__(self) -> tuple:
+        # By reference where it is found under its module and name, as a function
+        # would be; otherwise (made in a function, in __main__) by value, for cloudpickle.
+        found = _named(self)
+        if found is not None:
+            return _by_reference, found
+        return _custom_vjp, (self.fun, self.fwd, self.bwd)
+
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         """Set the forward ``fwd(*args) -> (out, res)`` and backward ``bwd(res, g) -> grads``."""
         for what, f in (("fwd", fwd), ("bwd", bwd)):
@@ -430,3 +439,11 @@ class custom_vjp:
         for k, node in zip(made, _record(name, leaves + frees, values, vjp, jvp), strict=True):
             out_leaves[k] = node
         return tree.unflatten(out_def, out_leaves)
+
+
+def _custom_vjp(fun: Callable, fwd: Callable | None, bwd: Callable | None) -> custom_vjp:
+    """A :class:`custom_vjp` rebuilt from its parts (what one pickled by value holds)."""
+    made = custom_vjp(fun)
+    if fwd is not None:
+        made.defvjp(fwd, bwd)
+    return made

@@ -49,6 +49,13 @@ class BackpropId:
     def __repr__(self) -> str:
         return f"BackpropId({self.name!r})"
 
+    def __reduce__(self) -> str | tuple:
+        # The default graph is one object everywhere: it pickles by reference.  Any
+        # other id unpickles as a new graph of the same name (graphs are local).
+        if self is DEFAULT_BACKPROP_ID:
+            return "DEFAULT_BACKPROP_ID"
+        return BackpropId, (self.name,)
+
 
 DEFAULT_BACKPROP_ID = BackpropId("default", 0)
 
@@ -169,6 +176,13 @@ class Node(_NodeSlots):
 
     def __copy__(self) -> Node:
         return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise FuncgradTypeError(
+            f"cannot pickle a funcgrad Node (shape {self.shape}, dtype {self.dtype}): Nodes are "
+            "local to the graph of the call that made them; ship raw arrays instead "
+            "(fg.value_of(x), or the results of fg.grad and friends, which are raw arrays)"
+        )
 
     def __deepcopy__(self, memo: dict) -> Node:
         return self

@@ -89,6 +89,19 @@ class Primitive:
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
+    def __reduce__(self) -> tuple:
+        # A primitive found under its module and name (every primitive of funcgrad,
+        # and users' module-level ones) pickles by reference, as functions do: the
+        # worker that unpickles it gets that very object, rules included.  Others
+        # (made in a function, or in __main__) pickle by value, for cloudpickle.
+        found = _named(self)
+        if found is not None:
+            return _by_reference, found
+        state = {k: v for k, v in self.__dict__.items()}
+        for field in ("vjps", "jvps", "vjp_joint", "jvp_joint"):
+            state[field] = getattr(self, field)
+        return _by_value, (type(self), self.impl, self.name, self.numpy_impl, state)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
             if type(a) not in NUMPY_TYPES:
@@ -124,6 +137,37 @@ class Primitive:
                 raise MissingRuleError(f"primitive {self.name!r} has no VJP rule for argument {i}")
             out.append(rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args))
         return out
+
+
+def _named(obj: Any) -> tuple[str, str] | None:
+    """``(module, qualname)`` under which ``obj`` itself can be imported, or None."""
+    module = obj.__dict__.get("__module__")
+    qualname = obj.__dict__.get("__qualname__")
+    if not module or not qualname or module == "__main__" or "<locals>" in qualname:
+        return None
+    try:
+        return (module, qualname) if _by_reference(module, qualname) is obj else None
+    except (ImportError, AttributeError):
+        return None
+
+
+def _by_reference(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in ``module`` (what a pickled reference names)."""
+    obj = sys.modules.get(module)
+    if obj is None:
+        import importlib
+
+        obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _by_value(cls: type, impl: Callable, name: str, numpy_impl: Callable, state: dict) -> Any:
+    prim = cls(impl, name, numpy_impl)
+    for key, value in state.items():
+        setattr(prim, key, value)
+    return prim
 
 
 class UnaryPrimitive(Primitive):

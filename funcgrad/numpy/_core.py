@@ -6,6 +6,7 @@ tangent the shape of the output; ``raw`` reads a value without a gradient.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy
@@ -85,6 +86,9 @@ def ufunc(name: str) -> Primitive:
     prim = kind(impl, name, numpy_impl=numpy_fun)
     prim.library = True
     prim.__doc__ = f"``{name}`` in the namespace of the inputs, differentiable."
+    # Named where it is defined, so that it pickles by reference (Dask's workers).
+    prim.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
+    prim.__qualname__ = name
     return prim
 
 

@@ -336,6 +336,7 @@ def _round_impl(x, decimals=0):
 
 
 _round = primitive(_round_impl)
+_round.__qualname__ = "_round"  # where it is found: it pickles by reference
 _round.name = "round"
 defvjp(_round, lambda g, ans, x, decimals=0: zeros_of(x))
 defjvp(_round, lambda t, ans, x, decimals=0: zeros_of(ans))
