@@ -39,6 +39,7 @@ from .node import (
     recording,
     user_code,
 )
+from .primitive import array_likes
 
 
 def _nodes(seq: Any, what: str) -> list[Node]:
@@ -153,8 +154,9 @@ def _parents_on(args: tuple, bp: BackpropId) -> list:
 # -- the reverse fold -----------------------------------------------------------
 
 
-def seed(out: Node, g: Any, i: int) -> Any:
-    """The seed of output ``i``: ones for a size-1 output, else ``g`` checked against its shape."""
+def seed(out: Node, g: Any, i: int, what: str = "grad_outputs[{i}]") -> Any:
+    """The seed of output ``i``: ones for a size-1 output when ``g`` is None, else ``g``
+    checked against the output (see :func:`check_like`); ``what`` names it in errors."""
     if g is None:
         if out.size != 1:
             raise FuncgradValueError(
@@ -170,17 +172,96 @@ def seed(out: Node, g: Any, i: int) -> Any:
             )
         xp = backend.namespace(out.value)
         return xp.ones(out.shape, out.dtype)
+    return check_like(g, out, what.format(i=i), f"output {i}")
+
+
+def _describe(g: Any) -> str:
+    """``'a float32 ndarray of shape (3,)'``, ``'a dict'``: what a caller gave, for messages."""
+    v = g.value if type(g) is Node else g
+    dtype, shape = getattr(v, "dtype", None), getattr(v, "shape", None)
+    text = (f"{type(g).__name__}" if dtype is None or shape is None
+            else f"{dtype} {type(g).__name__} of shape {tuple(shape)}")
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
+    """``g``, a cotangent or tangent a caller gave for ``primal``, checked and cast.
+
+    It must be a real floating array (or array-like, or Python number) of
+    ``primal``'s shape: else ``TypeError`` (wrong kind: complex, integer,
+    boolean, string, not an array) or ``ValueError`` (wrong shape), naming
+    ``what`` and the shape and dtype expected.  A float of another precision
+    is cast to ``primal``'s dtype.
+    """
+    pv = primal.value if type(primal) is Node else primal
+    while type(pv) is Node:
+        pv = pv.value
+    shape, dtype = tuple(pv.shape), pv.dtype
+    expected = f"a {dtype} array of shape {shape} (the shape and dtype of {whose})"
     if type(g) is not Node:
-        xp = backend.namespace(out.value, g)
-        if backend.is_lazy(xp):  # NumPy data split as the output is: no large constant
-            g = xp.asarray(g, dtype=out.dtype, like=out.value)
-        else:
-            g = xp.asarray(g, dtype=out.dtype)
-    if not backend.same_shape(tuple(g.shape), tuple(out.shape)):
-        raise FuncgradValueError(
-            f"grad_outputs[{i}] has shape {tuple(g.shape)} but output {i} has shape {out.shape}"
+        t = type(g)
+        if t is bool or t is complex or isinstance(g, (str, bytes, dict, set)) or (
+            t not in (int, float, list, tuple) and getattr(g, "dtype", None) is None
+        ):
+            raise FuncgradTypeError(f"{what} must be {expected}, got {_describe(g)}")
+        if t is list or t is tuple:
+            converted = array_likes((g,))  # a list holding Nodes: one Node
+            g = converted[0] if converted is not None else g
+        if type(g) is not Node and type(g) is not type(pv):
+            xp = backend.namespace(pv, g)
+            try:
+                if backend.is_lazy(xp):  # NumPy data split as the primal is: no large constant
+                    g = xp.asarray(g, like=pv)
+                else:
+                    g = xp.asarray(g)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise FuncgradTypeError(
+                    f"{what} must be {expected}, got {_describe(g)} that is no array ({exc})"
+                ) from None
+    v = g.value if type(g) is Node else g
+    while type(v) is Node:
+        v = v.value
+    if v.dtype.kind != "f":
+        raise FuncgradTypeError(
+            f"{what} must be {expected}, got {_describe(g)}: "
+            + ("complex numbers are not supported" if v.dtype.kind == "c"
+               else "only real floating dtypes carry gradients")
         )
+    if not backend.same_shape(tuple(v.shape), shape):
+        raise FuncgradValueError(
+            f"{what} has shape {tuple(v.shape)} but {whose} has shape {shape}: "
+            f"expected {expected}"
+        )
+    if v.dtype != dtype:
+        g = g.astype(dtype)
     return g
+
+
+def scale(loss_scale: Any) -> float | None:
+    """``loss_scale`` as a Python float (None stays None): a Python or 0-d real number."""
+    if loss_scale is None:
+        return None
+    if type(loss_scale) is Node:  # a traced scale: the gradients depend on it
+        if loss_scale.shape != () or loss_scale.dtype.kind != "f":
+            raise FuncgradValueError(
+                f"loss_scale must be a Python or 0-d number, got {_describe(loss_scale)}"
+            )
+        return loss_scale
+    v = loss_scale
+    t = type(v)
+    kind = getattr(getattr(v, "dtype", None), "kind", "")
+    if t is not bool and (t is int or t is float or (getattr(v, "shape", None) == ()
+                                                    and kind and kind in "iuf")):
+        try:
+            return float(v)
+        except OverflowError:
+            raise FuncgradValueError(f"loss_scale {loss_scale!r} overflows a float") from None
+    shape = getattr(v, "shape", None)
+    if shape is not None and kind and kind in "iuf":
+        raise FuncgradValueError(
+            f"loss_scale must be a Python or 0-d number, got an array of shape {tuple(shape)}"
+        )
+    raise FuncgradTypeError(f"loss_scale must be a Python or 0-d real number, got {_describe(v)}")
 
 
 def _check_grad(prim: Any, i: int, parent: Node, g: Any) -> Any:
@@ -274,8 +355,14 @@ def backprop(
             if bp not in n.graphs:
                 raise BackpropError(f"{what} {i} is not on the graph {bp.name!r}")
     ones = grad_outputs is None
+    scale_by = scale(loss_scale)
     if ones:
         grad_outputs = [None] * len(outputs)
+    elif not isinstance(grad_outputs, Sequence) or isinstance(grad_outputs, (str, bytes)):
+        raise FuncgradTypeError(
+            "grad_outputs must be None or a sequence (list, tuple) with one gradient per "
+            f"output, got {_describe(grad_outputs)}"
+        )
     elif len(grad_outputs) != len(outputs):
         raise FuncgradValueError(
             f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs"
@@ -286,7 +373,7 @@ def backprop(
             continue
         g = seed(out, g, i)
         seeded.append(out)
-        seeds.append(g if loss_scale is None else g * loss_scale)
+        seeds.append(g if scale_by is None else g * scale_by)
     if not seeded:
         return pyrsistent.pmap(dict.fromkeys(inputs))
     found = gradients(seeded, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))

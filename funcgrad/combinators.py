@@ -19,8 +19,8 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import namespace, same_shape
-from .backprop import gradients, owned, seed
+from .backend import namespace
+from .backprop import check_like, gradients, owned, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -68,6 +68,15 @@ def _as_primal(x: Any, where: str) -> Any:
     if dtype is None:
         raise FuncgradTypeError(f"{where} must be an array or a number, got {type(x).__name__}")
     return x
+
+
+def _is_float(x: Any) -> bool:
+    """Whether ``x`` (a Node, array or number) is real floating: what carries a gradient."""
+    v = value_of(x)
+    if isinstance(v, float):
+        return True
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and numpy.dtype(dtype).kind == "f"
 
 
 def _is_data(leaf: Any) -> bool:
@@ -130,9 +139,14 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
         ct_leaves = tree.flatten_up_to(out_def, cotangent)
         outs, seeds = [], []
         for k, (o, c) in enumerate(zip(out_leaves, ct_leaves, strict=True)):
-            if type(o) is Node and bp in o.graphs and c is not None:
+            if c is None:  # no cotangent: this output contributes nothing
+                continue
+            if type(o) is Node and bp in o.graphs:
                 outs.append(o)
-                seeds.append(seed(o, c, k))
+                seeds.append(seed(o, c, k, "vjp: cotangent leaf {i}"))
+            elif _is_float(o):  # a constant output: its cotangent is checked all the same
+                check_like(c, _as_primal(value_of(o), "output"), f"vjp: cotangent leaf {k}",
+                           f"output leaf {k}")
         found = gradients(outs, seeds, nodes, bp, prune=False) if outs else [None] * len(nodes)
         grads = [
             zeros_like(n.value) if g is None else _array(g)
@@ -221,11 +235,8 @@ def _linearize(fun: Callable, primals: tuple):
 
     def jvp_fn(tangents: Any) -> Any:
         t_leaves = tree.flatten_up_to(treedef, tuple(tangents))
-        for i, (n, t) in enumerate(zip(nodes, t_leaves, strict=True)):
-            if not same_shape(tuple(numpy.shape(value_of(t))), n.shape):
-                raise FuncgradValueError(
-                    f"jvp: tangent {i} has shape {numpy.shape(value_of(t))}, primal has {n.shape}"
-                )
+        t_leaves = [check_like(t, n, f"jvp: tangent leaf {i}", f"primal leaf {i}")
+                    for i, (n, t) in enumerate(zip(nodes, t_leaves, strict=True))]
         live = [o for o in out_leaves if type(o) is Node and bp in o.graphs]
         ts = forward(live, nodes, list(t_leaves), bp) if live else []
         by_serial = {o.serial: t for o, t in zip(live, ts, strict=True)}
@@ -260,6 +271,8 @@ def jvp(fun: Callable, primals: Any, tangents: Any):
 def _basis(x: Any):
     """Unit vectors of ``x``'s shape and dtype, one per element, in C order."""
     v = value_of(x)
+    if getattr(v, "dtype", None) is None:  # a Python number: a constant output
+        v = numpy.asarray(v, dtype=numpy.float64)
     xp = namespace(v)
     eye = xp.eye(v.size, dtype=v.dtype)
     return [eye[k].reshape(v.shape) for k in range(v.size)]
