@@ -26,7 +26,13 @@ import pyrsistent
 
 from . import backend
 from .backend import NUMPY_TYPES
-from .errors import BackpropError, FuncgradTypeError, FuncgradValueError, GradientTypeError
+from .errors import (
+    BackpropError,
+    DeviceMismatchError,
+    FuncgradTypeError,
+    FuncgradValueError,
+    GradientTypeError,
+)
 from .hooks import active_hooks, debugging_nans
 from .node import (
     _ACTIVE,
@@ -208,7 +214,10 @@ def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
             converted = array_likes((g,))  # a list holding Nodes: one Node
             g = converted[0] if converted is not None else g
         if type(g) is not Node and type(g) is not type(pv):
-            xp = backend.namespace(pv, g)
+            try:  # one on another device than its primal is refused, as any mixing is
+                xp = backend.namespace(pv, g)
+            except DeviceMismatchError as exc:
+                raise DeviceMismatchError(f"{what}: {exc}") from None
             try:
                 if backend.is_lazy(xp):  # NumPy data split as the primal is: no large constant
                     g = xp.asarray(g, like=pv)

@@ -54,9 +54,13 @@ def _lower(x: Any, bp: BackpropId) -> Any:
     return make_node(x.value, rest, _STRIP, (x,), None, x.rank + 1)
 
 
-def stack_rows(rows: list, shape: tuple) -> Any:
-    """``stack(rows)``, or an empty ``(0,) + shape`` array when there are no rows."""
-    return stack(rows) if rows else zeros((0,) + tuple(shape))
+def stack_rows(rows: list, like: Any) -> Any:
+    """``stack(rows)``, or an empty ``(0,) + like.shape`` array of ``like``'s dtype and
+    device when there are no rows."""
+    if rows:
+        return stack(rows)
+    v = value_of(like)
+    return zeros((0,) + tuple(getattr(v, "shape", ())), getattr(v, "dtype", float), like=v)
 
 
 def _as_primal(x: Any, where: str) -> Any:
@@ -317,7 +321,7 @@ def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
             rows = [tree.flatten(fn(tree.unflatten(out_def, _one_hot(out_leaves, k, e))))[0]
                     for e in _basis(o)]
             blocks.append([
-                reshape(stack_rows([r[j] for r in rows], _shape(x)), _shape(o) + _shape(x))
+                reshape(stack_rows([r[j] for r in rows], x), _shape(o) + _shape(x))
                 for j, x in enumerate(in_leaves)
             ])
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
@@ -355,7 +359,7 @@ def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
         for k, o in enumerate(out_leaves):
             row = []
             for j, x in enumerate(in_leaves):
-                stacked = stack_rows([c[k] for c in cols[j]], _shape(o))  # (in.size,) + out
+                stacked = stack_rows([c[k] for c in cols[j]], o)  # (in.size,) + out
                 moved = _move_first_last(stacked, len(_shape(o)))
                 row.append(reshape(moved, _shape(o) + _shape(x)))
             blocks.append(row)

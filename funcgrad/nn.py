@@ -18,6 +18,7 @@ import numpy
 
 from . import numpy as fnp
 from .errors import FuncgradTypeError, FuncgradValueError
+from .numpy._core import index_data
 from .numpy.reductions import keepdims_shape, normalize_axes
 
 __all__ = [
@@ -131,7 +132,7 @@ def softmax(x: Any, axis: Any = -1) -> Any:
 
 def _one_hot(labels: Any, shape: tuple, axis: int, dtype: Any, like: Any) -> Any:
     """Raw one-hot array of ``shape`` from integer class indices along ``axis``."""
-    lab = fnp.asarray(labels, like=like)  # on the logits' device
+    lab = fnp.asarray(index_data(labels, like), like=like)  # on the logits' device
     n = shape[axis]
     if lab.size and (int(lab.min()) < 0 or int(lab.max()) >= n):
         raise FuncgradValueError(
@@ -189,4 +190,6 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1) -> Any:
             f"softmax_cross_entropy: labels of shape {lab_shape} fit neither logits of shape "
             f"{lv.shape} (probabilities) nor that shape without axis {ax} (class indices)"
         )
-    return fnp.mean(-fnp.sum(target * logp, axis=ax))
+    # fnp.multiply, not ``*``: raw labels on another device than raw logits raise
+    # DeviceMismatchError there rather than the array library's own error.
+    return fnp.mean(-fnp.sum(fnp.multiply(target, logp), axis=ax))

@@ -162,8 +162,9 @@ ROWS = [
     Row("clip", lambda x: fnp.clip(x, None, 1.5), make=distinct, id="no-min"),
     Row("clip", lambda x: fnp.clip(x, -1.5, None), make=distinct, id="no-max"),
     Row("clip", lambda x: fnp.clip(x, None, None), id="no-bounds"),
-    Row("clip", lambda x: fnp.clip(x, np.array([-5.0, -1.0, 3.0], x.dtype), 2.5), [((2, 3),)],
-        make=distinct, id="array-bound"),
+    # Constant arrays are made on x's device (like=x), so that the row runs on any device.
+    Row("clip", lambda x: fnp.clip(x, fnp.asarray([-5.0, -1.0, 3.0], x.dtype, like=x), 2.5),
+        [((2, 3),)], make=distinct, id="array-bound"),
     # sums and means
     Row("sum", fnp.sum, ALL),
     Row("sum", lambda x: fnp.sum(x, axis=0), AXIS0, id="axis0"),

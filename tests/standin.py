@@ -6,14 +6,20 @@ NumPy underneath.  It is stricter than CuPy on purpose:
 
 - it refuses funcgrad Nodes anywhere in the arguments of any function or
   operator (a Node leaking into raw code is a bug in funcgrad),
-- it refuses plain NumPy arrays beside its own arrays (mixing devices), in
-  functions, operators, indices and assignments,
+- it refuses plain NumPy arrays (0-d ones too) beside its own arrays (mixing
+  devices), in functions, operators and assignments -- index arrays in
+  ``x[i] = v`` included, which funcgrad must move to the device itself,
+- it refuses Python lists and tuples of floats used as arrays (CuPy's
+  functions take only its arrays), except where data is copied to the
+  device: ``xp.asarray``, ``xp.array``,
 - it has no ``__array__``: NumPy cannot silently convert it, and NumPy
   functions given one fail instead of quietly computing on the host,
 - results are always StrictArrays (never NumPy scalars), as CuPy's are.
 
-Python numbers, NumPy scalars and dtypes pass, as they do in CuPy.  Copies to
-and from the host are explicit: ``fg.to_device(x, 'cpu')``, ``.get()``,
+Python numbers, NumPy scalars and dtypes pass, as they do in CuPy, and so do
+integer and boolean NumPy arrays as indices in ``x[i]`` (CuPy takes those
+too, and user code writes them).  Copies to and from the host are explicit:
+``fg.to_device(x, 'cpu')``, ``.get()``, ``xp.asarray(numpy_array)``,
 ``standin.put(numpy_array)``.
 
 Use :func:`registered` (a context manager) or the ``standin`` fixture of
@@ -38,8 +44,10 @@ class StrictnessError(TypeError):
     """The stand-in device saw a Node or a NumPy array where a device array belongs."""
 
 
-def _unwrap(obj, where):
-    """``obj`` with StrictArrays opened, refusing Nodes and NumPy arrays (recursively)."""
+def _unwrap(obj, where, data=False, inside=False):
+    """``obj`` with StrictArrays opened, refusing Nodes and NumPy arrays (recursively), and
+    Python floats inside lists and tuples -- sequences of numbers as arrays, which CuPy
+    takes only where data is copied to the device (``data``)."""
     t = type(obj)
     if t is StrictArray:
         return obj._a
@@ -49,10 +57,17 @@ def _unwrap(obj, where):
         raise StrictnessError(f"{where}: a NumPy array (host memory) was mixed with {DEVICE} "
                               f"arrays (shape {obj.shape}, dtype {obj.dtype})")
     if t is list or t is tuple:
-        return t(_unwrap(o, where) for o in obj)
+        return t(_unwrap(o, where, data, True) for o in obj)
     if t is dict:
-        return {k: _unwrap(v, where) for k, v in obj.items()}
+        return {k: _unwrap(v, where, data) for k, v in obj.items()}
+    if t is float and inside and not data:
+        raise StrictnessError(f"{where}: a Python sequence of numbers used as an array; "
+                              f"make it one on {DEVICE} first (xp.asarray)")
     return obj
+
+
+def _unwrap_args(args, where):
+    return tuple(_unwrap(a, where) for a in args)
 
 
 def _host_indices(index):
@@ -149,7 +164,7 @@ class StrictArray:
 
 def _method(name):
     def method(self, *args, **kwargs):
-        out = getattr(self._a, name)(*_unwrap(args, f"StrictArray.{name}"),
+        out = getattr(self._a, name)(*_unwrap_args(args, f"StrictArray.{name}"),
                                      **_unwrap(kwargs, f"StrictArray.{name}"))
         return _wrap(out)
 
@@ -227,13 +242,17 @@ class _Namespace(types.SimpleNamespace):
         def call(*args, **kwargs):
             self.calls.append(name)
             where = f"{self.__name__}.{name}"
-            if name in _TRANSFERS and args and isinstance(args[0], np.ndarray):
-                args = (args[0].copy(),) + args[1:]  # an explicit copy to the device, as CuPy's
-                return _wrap(value(args[0], *_unwrap(args[1:], where),
-                                   **_unwrap(kwargs, where)))
-            return _wrap(value(*_unwrap(args, where), **_unwrap(kwargs, where)))
+            if name in _TRANSFERS and args:  # an explicit copy to the device, as CuPy's
+                first = args[0]
+                first = first.copy() if isinstance(first, np.ndarray) else _unwrap(
+                    first, where, data=True)
+                args = (first,) + _unwrap_args(args[1:], where)
+            else:
+                args = _unwrap_args(args, where)
+            return _wrap(value(*args, **_unwrap(kwargs, where)))
 
         call.__name__ = name
+        object.__setattr__(self, name, call)  # found directly from now on
         return call
 
 
@@ -260,6 +279,7 @@ def get(a):
 
 
 def register():
+    xp.calls.clear()
     backend.register_namespace(StrictArray, xp, lambda a: DEVICE, device_prefix="strict",
                                to_host=get, from_host=_from_host)
 

@@ -7,6 +7,8 @@ shapes and dtypes, and fails when a public name has no row.
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -83,3 +85,14 @@ class Row:
             np.asarray(d(rng.standard_normal(s)), dtype=dtype)
             for d, s in zip(doms, shapes, strict=True)
         )
+
+
+def load_rows() -> list:
+    """Every row of every ``rows_*.py`` beside this file, in file order."""
+    rows = []
+    for path in sorted(pathlib.Path(__file__).parent.glob("rows_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_rows_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        rows.extend(module.ROWS)
+    return rows

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy
 
-from ..backend import is_lazy, known_shape, namespace, same_shape
+from ..backend import absorbs_numpy, device_of, is_lazy, known_shape, namespace, same_shape
+from ..errors import DeviceMismatchError
 from ..node import Node, value_of
 from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
 from ..primitive import primitive as _primitive
@@ -22,6 +23,7 @@ __all__ = [
     "bcast",
     "defjvp",
     "defvjp",
+    "index_data",
     "known_shape",
     "lazy",
     "namespace",
@@ -133,3 +135,33 @@ def bcast(t: Any, ans: Any) -> Any:
 
         t = shp.astype(t, dtype)
     return t
+
+
+def index_data(p: Any, x: Any, xp: Any = None) -> Any:
+    """Integer or boolean data ``p`` (indices, masks, class labels) on the device of ``x``.
+
+    Lists, and NumPy arrays beside a device array, move to ``x``'s device, as
+    CuPy takes them; a NumPy float array there, or an array of another device,
+    raises :class:`~funcgrad.DeviceMismatchError` naming both devices.  Scalars,
+    slices and None pass unchanged.  (``xp``: ``x``'s namespace, when known.)
+
+    >>> index_data([0, 2], numpy.ones(3))
+    array([0, 2])
+    """
+    p, v = value_of(p), value_of(x)
+    xp = xp_of(v) if xp is None else xp
+    if type(p) is list:
+        return xp.asarray(p)
+    if type(p) is numpy.ndarray:
+        if absorbs_numpy(xp):  # NumPy itself, or a namespace that takes NumPy data (Dask)
+            return p
+        if p.dtype.kind not in "iub":
+            raise DeviceMismatchError(
+                f"inputs on different devices: cpu (a NumPy array of dtype {p.dtype}, used as "
+                f"index data) and {device_of(v)}; only integer and boolean index data moves "
+                "to the device"
+            )
+        return xp.asarray(p)
+    if hasattr(p, "dtype") and not isinstance(p, numpy.generic):
+        namespace(v, p)  # index data on another device than x: DeviceMismatchError
+    return p

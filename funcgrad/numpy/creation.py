@@ -75,7 +75,7 @@ def array(obj, dtype=None, like=None):
     """
     if holds_node(obj):
         return _differentiable(obj, dtype)
-    return _xp(like).array(obj, dtype=dtype)
+    return (_data_xp(obj) if like is None else _xp(like)).array(obj, dtype=dtype)
 
 
 def asarray(obj, dtype=None, like=None):
@@ -86,9 +86,13 @@ def asarray(obj, dtype=None, like=None):
     """
     if holds_node(obj):
         return _differentiable(obj, dtype)
-    if like is None:
-        return xp_of(obj).asarray(obj, dtype=dtype)
-    return _xp(like).asarray(obj, dtype=dtype)
+    return (_data_xp(obj) if like is None else _xp(like)).asarray(obj, dtype=dtype)
+
+
+def _data_xp(obj):
+    """The namespace of the arrays in ``obj``, nested lists and tuples searched too: a
+    list of device arrays is built on their device, as NumPy builds one of its own."""
+    return xp_of(*_leaves(obj, [])) if type(obj) in (list, tuple) else xp_of(obj)
 
 
 def zeros(shape, dtype=float, like=None):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy
+
 from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of, zeros_of
 from ._core import namespace as _ns
 
@@ -52,9 +54,11 @@ def _log_base(x):
     # log(x) where x > 0, else 0: d(x**y)/dy is x**y log x, which is 0 at x == 0.
     if type(x) in (int, float):  # a Python base (2.0 ** y) stays a weak Python float
         return math.log(x) if x > 0 else 0.0
-    # Anything else -- a Node, an array, a NumPy scalar (numpy.float64 subclasses
-    # float, and is what a 0-d intermediate holds) -- goes through ``log``, so a
-    # traced base stays traced.
+    if isinstance(x, numpy.generic):  # a NumPy scalar constant stays a scalar, which
+        return x.dtype.type(math.log(x) if x > 0 else 0)  # any device takes (0-d arrays: no)
+    # Anything else -- a Node (whose value may be a NumPy scalar: numpy.float64
+    # subclasses float, and is what a 0-d intermediate holds), an array -- goes
+    # through ``log``, so a traced base stays traced.
     v = raw(x)
     pos = xp_of(v).greater(v, 0)
     return where(pos, log(where(pos, x, 1)), xp_of(v).zeros((), v.dtype))
@@ -66,7 +70,7 @@ def _y_x_to_y_minus_1(x, y):
     With ``y`` a Python int ``k``, the k+1-th derivative of ``x ** k`` reaches
     ``y == 0``: its derivative is 0 there, so every order stays finite at 0.
     """
-    if type(y) in (int, float):
+    if type(y) in (int, float) or isinstance(y, numpy.generic):  # a constant exponent
         return y * power(x, y - 1) if y != 0 else zeros_of(x)
     yv = raw(y)
     return y * power(x, where(xp_of(yv).equal(yv, 0), 1, y - 1))

@@ -25,10 +25,21 @@ from typing import Any
 
 import numpy
 
-from ..backend import absorbs_numpy, is_lazy, to_device
+from ..backend import is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..primitive import holds_node
-from ._core import Node, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of, zeros_of
+from ._core import (
+    Node,
+    defjvp,
+    defvjp,
+    index_data,
+    primitive,
+    raw,
+    shape_of,
+    unbroadcast,
+    xp_of,
+    zeros_of,
+)
 from ._core import namespace as _ns
 
 
@@ -213,25 +224,20 @@ defvjp(index_add, lambda g, ans, gin, index, shape: _getitem(g, index))
 defjvp(index_add, lambda t, ans, gin, index, shape: index_add(t, index, shape))
 
 
-def _index_part(p, xp):
-    p = raw(p)
-    if isinstance(p, list):  # x[[0, 0, 1]] is x[array([0, 0, 1])]
-        a = xp.asarray(p)
-        return a.astype(numpy.intp) if a.size == 0 and a.dtype.kind == "f" else a
-    if not absorbs_numpy(xp) and isinstance(p, numpy.ndarray):
-        # Integer and boolean index data given as NumPy moves to the array's device.
-        if p.dtype.kind not in "iub":
-            raise FuncgradTypeError(f"indices must be integers or booleans, got dtype {p.dtype}")
-        return xp.asarray(p)
-    return p
+def _index_part(p, xp, x):
+    a = index_data(p, x, xp)  # lists as arrays, NumPy index data on x's device
+    if type(p) is list and a.size == 0 and a.dtype.kind == "f":  # x[[]] picks nothing
+        return a.astype(numpy.intp)
+    return a
 
 
 def _index(x: Any, index: Any) -> Any:
     """``index`` with lists as arrays and NumPy index data on ``x``'s device."""
-    xp = xp_of(x)
+    v = raw(x)
+    xp = xp_of(v)
     if isinstance(index, tuple):
-        return tuple(_index_part(p, xp) for p in index)
-    return _index_part(index, xp)
+        return tuple(_index_part(p, xp, v) for p in index)
+    return _index_part(index, xp, v)
 
 
 def getitem(x: Any, index: Any) -> Any:
@@ -322,8 +328,8 @@ def index_update(x: Any, index: Any, v: Any, add: bool = False) -> Any:
 
         v = asarray(v)
         v = v if v.dtype == xv.dtype else astype(v, xv.dtype)
-    else:
-        v = xp_of(xv).asarray(v, dtype=xv.dtype)
+    else:  # values from another device than x's raise DeviceMismatchError (not moved)
+        v = xp_of(xv, v).asarray(v, dtype=xv.dtype)
     if not add:
         return _index_set(x, v, index)
     from .elementwise import add as _add
@@ -352,7 +358,7 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
         x, axis = ravel(x), 0
     axis = check_axis(axis, len(shape_of(x)), "take")
     xp = xp_of(x)
-    idx = xp.asarray(raw(indices))
+    idx = xp.asarray(index_data(indices, x, xp))
     if idx.dtype.kind not in "iu":
         if idx.size:
             raise FuncgradTypeError(f"take: indices must be integers, got dtype {idx.dtype}")
@@ -875,6 +881,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if indexing not in ("xy", "ij"):
         raise FuncgradValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     xi = as_arrays(*xi)
+    xp_of(*xi)  # one grid, one device: vectors on two raise DeviceMismatchError
     ndim = len(xi)
     shapes = [[1] * ndim for _ in xi]
     for i, s in enumerate(shapes):
