@@ -2,8 +2,10 @@
 
 A workload describes one ``Case`` per row: how to build a zero-argument function (the
 "thunk" that is timed) and how to check what it returns. ``time_cases`` builds and checks
-every case, then times them round-robin, one sample per case per repetition, so that drift
-of the machine (frequency, other load) hits every system alike; it reports medians.
+every case, then times them interleaved, one sample per case per repetition in a shuffled
+order, each sample after a warm-up call and from a quiet process, so that drift of the
+machine (frequency, other load) hits every system alike and none gains or loses from the
+system that ran before it; it reports medians.
 
 >>> import numpy as np
 >>> case = Case('numpy', 'numpy', lambda: (lambda: np.ones(3)), lambda out: None)
@@ -16,8 +18,11 @@ from __future__ import annotations
 
 import gc
 import math
+import os
+import random
 import statistics
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -66,12 +71,15 @@ class Config:
 @dataclass(frozen=True)
 class Case:
     """One row: ``build()`` returns the thunk to time, ``check(out)`` returns None or why
-    the thunk's result is wrong. ``system`` is the key in ``systems.SYSTEMS``."""
+    the thunk's result is wrong. ``system`` is the key in ``systems.SYSTEMS``. ``sync``,
+    for asynchronous devices, waits until the work queued so far is done; it is called
+    inside the timed region, once per sample."""
 
     label: str
     system: str
     build: Callable[[], Thunk]
     check: Callable[[Any], str | None]
+    sync: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -125,64 +133,157 @@ def error_cell(exc: BaseException) -> str:
 
 
 def time_cases(cases: Sequence[Case], cfg: Config, workload: str = '') -> dict[str, Outcome]:
-    """Build, check, warm up and then time every case round-robin; medians per label.
+    """Build, check and calibrate every case, then time them interleaved; medians per label.
 
     A case that cannot be built or raises is an error; one whose result fails its check is
     WRONG and is not timed. Each sample repeats the thunk enough times to last at least
-    ``cfg.min_sample_s`` (calibrated per case), and is divided by that count.
+    ``cfg.min_sample_s`` (calibrated per case) and is divided by that count.
+
+    Every repetition takes one sample of every case, in a freshly shuffled order, and each
+    sample starts from the same state whoever ran before it: garbage collected, the process
+    quiet (no thread pool of the previous system still spinning: OpenBLAS's workers spin
+    for about 0.1 s after each call and take a core from whatever runs next), then one
+    untimed warm-up call of the case itself, then the timed calls. Calibration and warm-up
+    calls are never samples.
     """
     outcomes: dict[str, Outcome] = {}
-    ready: dict[str, tuple[Thunk, int]] = {}
-    first_samples: dict[str, list[float]] = {}
+    ready: dict[str, _Ready] = {}
     for case in cases:
         began = time.perf_counter()
         try:
-            thunk = case.build()
-            start = time.perf_counter()
-            wrong = case.check(thunk())  # first call: compiles (jit) and warms caches
-            first = time.perf_counter() - start
-            if wrong is not None:
-                outcomes[case.label] = Outcome(f'WRONG: {wrong}')
-                continue
-            if first >= _LONG_CALL_S and case.system not in _COMPILING:
-                ready[case.label] = (thunk, 1)  # long enough to be its own sample
+            ready_case = _prepare(case, cfg)
+            if isinstance(ready_case, str):
+                outcomes[case.label] = Outcome(ready_case)
             else:
-                start = time.perf_counter()
-                thunk()
-                once = time.perf_counter() - start
-                number = max(1, min(10_000, math.ceil(cfg.min_sample_s / max(once, 1e-7))))
-                ready[case.label] = (thunk, number)
-                if number == 1:  # a long call: the warm calibration run is a fair sample too
-                    first_samples[case.label] = [once]
+                ready[case.label] = ready_case
         except Exception as exc:  # noqa: BLE001 - every failure becomes a cell, never a crash
             outcomes[case.label] = Outcome(cfg.record_failure(workload, case.label, exc))
         cfg.log(f'{workload}/{case.label}: built and checked in {time.perf_counter() - began:.2f} s'
                 f' ({outcomes[case.label].status if case.label in outcomes else "ok"})')
-    samples = {label: first_samples.get(label, []) for label in ready}
-    labels = list(ready)
+    samples: dict[str, list[float]] = {label: [] for label in ready}
+    order = random.Random(f'{workload}:{",".join(ready)}')  # the same schedule every run
     # Collect before each sample so no system pays for another's garbage; freezing what
     # exists now (imports, built functions) keeps each of those collections cheap.
     gc.collect()
     gc.freeze()
-    for rep in range(cfg.reps):
-        shift = rep % len(labels) if labels else 0
-        for label in labels[shift:] + labels[:shift]:
-            if label not in ready:  # failed in an earlier repetition
-                continue
-            thunk, number = ready[label]
-            gc.collect()
-            try:
-                start = time.perf_counter()
-                for _ in range(number):
-                    thunk()
-                samples[label].append((time.perf_counter() - start) / number)
-            except Exception as exc:  # noqa: BLE001
-                outcomes[label] = Outcome(cfg.record_failure(workload, label, exc))
-                del ready[label]
-    gc.unfreeze()
+    try:
+        for _ in range(cfg.reps):
+            labels = list(ready)
+            order.shuffle(labels)
+            for label in labels:
+                if label not in ready:  # failed in an earlier repetition
+                    continue
+                try:
+                    samples[label].append(ready[label].sample())
+                except Exception as exc:  # noqa: BLE001
+                    outcomes[label] = Outcome(cfg.record_failure(workload, label, exc))
+                    del ready[label]
+    finally:
+        gc.unfreeze()
     for label in ready:
         outcomes[label] = Outcome('ok', statistics.median(samples[label]), tuple(samples[label]))
     return {case.label: outcomes[case.label] for case in cases}
+
+
+@dataclass
+class _Ready:
+    """A built, checked and calibrated case: ``number`` timed calls per sample, after
+    ``warmup`` untimed ones."""
+
+    thunk: Thunk
+    number: int
+    warmup: int
+    sync: Callable[[], Any] | None = None
+
+    def sample(self) -> float:
+        """One sample: collect, wait for a quiet process, warm up, time ``number`` calls."""
+        gc.collect()
+        quiesce()
+        thunk, sync = self.thunk, self.sync
+        for _ in range(self.warmup):
+            thunk()
+        if sync is not None:
+            sync()
+        start = time.perf_counter()
+        for _ in range(self.number):
+            thunk()
+        if sync is not None:  # asynchronous devices: the work queued must be done
+            sync()
+        return (time.perf_counter() - start) / self.number
+
+
+def _prepare(case: Case, cfg: Config) -> _Ready | str:
+    """Build ``case``, check its first call, calibrate; a status string if it is WRONG."""
+    thunk = case.build()
+    start = time.perf_counter()
+    wrong = case.check(thunk())  # first call: compiles (jit) and warms caches
+    first = time.perf_counter() - start
+    if wrong is not None:
+        return f'WRONG: {wrong}'
+    if first >= _LONG_CALL_S and case.system not in _COMPILING:
+        return _Ready(thunk, 1, 0, case.sync)  # long enough to be its own sample, warm enough
+    # Calibrate on the fastest of a few calls: one slow call (another process, a pool
+    # waking up) must not shrink the samples.
+    once = math.inf
+    spent = 0.0
+    for _ in range(3):
+        start = time.perf_counter()
+        thunk()
+        if case.sync is not None:
+            case.sync()
+        took = time.perf_counter() - start
+        once, spent = min(once, took), spent + took
+        if spent >= max(cfg.min_sample_s, _LONG_CALL_S / 2):
+            break
+    number = max(1, min(10_000, math.ceil(cfg.min_sample_s / max(once, 1e-7))))
+    return _Ready(thunk, number, 1 if once < _LONG_CALL_S else 0, case.sync)
+
+
+def quiesce(limit_s: float = 0.5, window_s: float = 0.01) -> float:
+    """Sleep until no other thread of this process is running (or ``limit_s`` has passed);
+    return the seconds waited.
+
+    Thread pools spin after their work before they sleep (OpenBLAS's workers for about
+    0.1 s, PyTorch's OpenMP threads a few ms); on a machine with few cores a pool still
+    spinning slows whichever system runs next, and only it. On Linux a thread's state says
+    whether it is running or waiting to run, even while other processes keep it off the
+    cores; elsewhere the process's CPU time is watched instead (twice in a row under a
+    tenth of a core).
+
+    >>> quiesce(limit_s=0.05) < 0.2
+    True
+    """
+    began = time.perf_counter()
+    quiet = 0
+    while quiet < 2 and time.perf_counter() - began < limit_s:
+        cpu, wall = time.process_time(), time.perf_counter()
+        time.sleep(window_s)
+        running = _running_threads()
+        if running is None:  # no /proc: judge by the CPU the process used meanwhile
+            running = (time.process_time() - cpu) / (time.perf_counter() - wall) >= 0.1
+        quiet = 0 if running else quiet + 1
+    return time.perf_counter() - began
+
+
+def _running_threads() -> int | None:
+    """How many threads of this process, the caller aside, are running or runnable (state
+    R in /proc); None where there is no /proc."""
+    try:
+        tasks = os.listdir('/proc/self/task')
+    except OSError:
+        return None
+    me = str(threading.get_native_id())
+    running = 0
+    for task in tasks:
+        if task == me:
+            continue
+        try:
+            with open(f'/proc/self/task/{task}/stat', encoding='ascii', errors='replace') as f:
+                state = f.read().rpartition(')')[2].split()[0]
+        except (OSError, IndexError):  # the thread ended meanwhile
+            continue
+        running += state == 'R'
+    return running
 
 
 # ---------------------------------------------------------------------------- correctness

@@ -1,10 +1,12 @@
 """Run the benchmark suite: ``python -m benchmarks.run [--quick] [--only WORKLOAD ...]``.
 
 Prints a markdown report (machine info, then one table per workload) and writes it to
-``benchmarks/RESULTS.md``. Every installed system runs in the same process, timed
-round-robin; peers that are not installed show as "not installed", failures as
-"error: ..." (tracebacks at the end), results that disagree with the NumPy reference as
-"WRONG: ...".
+``benchmarks/RESULTS.md`` when the run is full (every workload, every system, the default
+repetitions); a quick or partial run writes ``benchmarks/RESULTS-scratch.md`` instead, which
+git ignores, so that the committed figures only ever come from a full run. Every installed
+system runs in the same process, timed interleaved (``benchmarks/harness.py``); peers that
+are not installed show as "not installed", failures as "error: ..." (tracebacks at the
+end), results that disagree with the NumPy reference as "WRONG: ...".
 
     python -m benchmarks.run --quick                # < 1 minute
     python -m benchmarks.run --only mlp --only hvp  # a subset
@@ -30,6 +32,7 @@ from benchmarks.harness import Config, Section
 from benchmarks.workloads import WORKLOADS
 
 _HERE = Path(__file__).resolve().parent
+FULL_REPS, QUICK_REPS = 11, 3
 _ENV_VARS = ('OPENBLAS_CORETYPE', 'OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS',
              'XLA_FLAGS', 'PYTHONPATH')
 
@@ -48,8 +51,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              f'{",".join(systems.SYSTEMS)}')
     parser.add_argument('--reps', type=int, default=None,
                         help='repetitions per system (default 11, --quick 3)')
-    parser.add_argument('--output', type=Path, default=_HERE / 'RESULTS.md',
-                        help='where to write the report (default benchmarks/RESULTS.md)')
+    parser.add_argument('--output', type=Path, default=None,
+                        help='where to write the report (default: benchmarks/RESULTS.md for '
+                             'a full run, benchmarks/RESULTS-scratch.md for a quick or '
+                             'partial one)')
     parser.add_argument('--verbose', action='store_true', help='progress per case on stderr')
     parser.add_argument('--no-write', action='store_true', help='print only, write no file')
     args = parser.parse_args(argv)
@@ -65,7 +70,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         chosen = ('numpy', *chosen)  # the reference every ratio needs
     args.only = only or list(WORKLOADS)
     args.systems = tuple(s for s in systems.SYSTEMS if s in chosen)
+    if args.output is None:
+        args.output = default_output(args)
     return args
+
+
+FULL_OUTPUT = _HERE / 'RESULTS.md'
+SCRATCH_OUTPUT = _HERE / 'RESULTS-scratch.md'
+
+
+def default_output(args: argparse.Namespace) -> Path:
+    """RESULTS.md for a full run only; anything less goes to the ignored scratch file.
+
+    >>> default_output(parse_args([])).name, default_output(parse_args(['--quick'])).name
+    ('RESULTS.md', 'RESULTS-scratch.md')
+    >>> default_output(parse_args(['--only', 'mlp'])).name
+    'RESULTS-scratch.md'
+    """
+    full = (not args.quick and args.reps in (None, FULL_REPS)
+            and list(args.only) == list(WORKLOADS) and tuple(args.systems) == systems.SYSTEMS)
+    return FULL_OUTPUT if full else SCRATCH_OUTPUT
 
 
 def _cpu_model() -> str:
@@ -176,7 +200,7 @@ def render(info: list[tuple[str, str]], sections: list[Section],
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    args.reps = args.reps or (3 if args.quick else 11)
+    args.reps = args.reps or (QUICK_REPS if args.quick else FULL_REPS)
     cfg = Config(quick=args.quick, reps=args.reps,
                  min_sample_s=0.01 if args.quick else 0.05, systems=args.systems,
                  python=sys.executable, child_timeout_s=150.0 if args.quick else 600.0,
