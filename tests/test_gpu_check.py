@@ -1,8 +1,9 @@
 """The GPU check script (benchmarks/gpu/) on the CPU, so that it cannot rot between GPU runs.
 
-``--cpu-dry-run`` walks the same code as the run on a GPU, NumPy standing in for CuPy and
-PyTorch on its CPU (skipped where PyTorch is not installed). The table's verdicts are
-checked on rows made to agree, disagree, raise and leave the device.
+``--cpu-dry-run`` walks the same code as the run on a GPU, the strict stand-in device
+(tests/standin.py) in place of CuPy and PyTorch on its CPU (its rows say "not installed"
+where PyTorch is missing). The table's verdicts are checked on rows made to agree,
+disagree, raise, leave the device or go wrong only at second order.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""Where the GPU check computes: CuPy on a GPU, or NumPy standing in for it (dry run).
+"""Where the GPU check computes: CuPy on a GPU, or a stand-in for it on the CPU (dry run).
 
 Everything the check does on "the device" goes through a :class:`Backend`, so that the dry
 run on a CPU walks the same code as the real run: moving arrays, synchronising, telling
-whether a result stayed on the device, and PyTorch's device for its peer rows.
+whether a result stayed on the device, and PyTorch's device for its peer rows. The dry
+run's device is the test suite's strict stand-in (``tests/standin.py``: a non-NumPy array
+type that refuses Nodes, NumPy arrays beside its own and implicit conversion), so that it
+walks funcgrad's device paths as CuPy would; plain NumPy where that file is missing.
 
 >>> backend = numpy_backend()
 >>> backend.on_device(backend.to_device([1.0, 2.0])), backend.device
@@ -14,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import pathlib
 import platform
 import sys
 from collections.abc import Callable
@@ -28,7 +32,7 @@ import numpy as np
 class Backend:
     """The array namespace the check runs on and how to reach it."""
 
-    name: str                    # 'cupy', or 'numpy' in a dry run
+    name: str                    # 'cupy'; in a dry run 'standin' or 'numpy'
     xp: ModuleType               # the array namespace (cupy or numpy)
     array_types: tuple[type, ...]  # what a result must be to have stayed on the device
     device: str                  # funcgrad's name for the device: 'cuda:0' or 'cpu'
@@ -72,9 +76,29 @@ def cupy_backend() -> Backend:
                    cupy.asarray, cupy.asnumpy, cupy.cuda.runtime.deviceSynchronize)
 
 
-def get(dry_run: bool) -> Backend:
-    """The dry-run backend, or CuPy's."""
-    return numpy_backend() if dry_run else cupy_backend()
+def standin_backend() -> Backend:
+    """The strict stand-in device of ``tests/standin.py``, registered with funcgrad."""
+    tests = str(pathlib.Path(__file__).resolve().parents[2] / 'tests')
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import standin  # the test suite's: benchmarks/ and tests/ ship together
+
+    standin.register()
+    return Backend('standin', standin.xp, (standin.StrictArray,), standin.DEVICE, 'cpu', True,
+                   standin.put, standin.get, lambda: None)
+
+
+def get(dry_run: bool, device: str = 'standin') -> Backend:
+    """CuPy's backend, or in a dry run ``device``'s: 'standin' (NumPy where the stand-in
+    cannot be imported) or 'numpy'."""
+    if not dry_run:
+        return cupy_backend()
+    if device == 'standin':
+        try:
+            return standin_backend()
+        except ImportError:
+            pass
+    return numpy_backend()
 
 
 def _version(name: str) -> str:
@@ -91,9 +115,10 @@ def _version(name: str) -> str:
 
 def describe(backend: Backend) -> dict[str, str]:
     """What the report names: the device, the drivers and every library's version."""
+    stand_in = {'numpy': 'NumPy', 'standin': 'the strict stand-in device of tests/standin.py'}
     info = {
-        'backend': backend.name + (' (CPU dry run: NumPy stands in for CuPy)'
-                                   if backend.dry_run else ''),
+        'backend': backend.name + (f' (CPU dry run: {stand_in[backend.name]} stands in for '
+                                   'CuPy)' if backend.dry_run else ''),
         'python': f'{platform.python_version()} ({sys.executable})',
         'numpy': np.__version__,
     }

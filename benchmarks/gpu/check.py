@@ -12,8 +12,9 @@ Everything lands in ``--out``: ``check.log`` (written by check.sh), ``mlp.log``,
 ``table.log``, ``pytest.log``, ``results.json`` (every figure and every failing case) and
 ``RESULTS-gpu.md``, a fragment for ``benchmarks/RESULTS.md``. The report is rewritten after
 every stage, so a run cut short still reports what it did; a stage past the deadline is
-stopped and says so. ``--cpu-dry-run`` runs the same code on the CPU, NumPy standing in for
-CuPy and PyTorch on its CPU, at small sizes.
+stopped and says so. ``--cpu-dry-run`` runs the same code on the CPU, the test suite's
+strict stand-in device (or NumPy) standing in for CuPy and PyTorch on its CPU, at small
+sizes.
 
     python -m benchmarks.gpu.check --out /tmp/gpu            # on a machine with a GPU
     python -m benchmarks.gpu.check --cpu-dry-run --out /tmp/dry --rows sin,matmul
@@ -43,7 +44,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog='python -m benchmarks.gpu.check',
                                      description=__doc__.split('\n\n')[0])
     parser.add_argument('--cpu-dry-run', action='store_true',
-                        help='NumPy stands in for CuPy, PyTorch runs on the CPU, small sizes')
+                        help='a stand-in for CuPy on the CPU, PyTorch on the CPU, small sizes')
+    parser.add_argument('--dry-device', choices=('standin', 'numpy'), default='standin',
+                        help="the dry run's device: the strict stand-in of tests/standin.py "
+                             '(default) or plain NumPy')
     parser.add_argument('--out', type=pathlib.Path, default=None,
                         help='where the logs and the report go (default $OUT, else ./gpu-out)')
     parser.add_argument('--stages', default=','.join(STAGES),
@@ -91,12 +95,12 @@ def _stage(args: argparse.Namespace) -> int:
     if args.stage == 'table':
         from benchmarks.gpu import table
 
-        device = backends.get(args.cpu_dry_run)
+        device = backends.get(args.cpu_dry_run, args.dry_device)
         count = table.run_shard(device, work / f'table-{args.shard}.jsonl', args.shard,
                                 args.shards, args.rows, args.until)
         print(f'shard {args.shard}/{args.shards}: {count} cases', flush=True)
         return 0
-    device = backends.get(args.cpu_dry_run)
+    device = backends.get(args.cpu_dry_run, args.dry_device)
     if args.stage == 'env':
         result: Any = backends.describe(device)
     else:
@@ -137,7 +141,7 @@ class Runner:
         if self.args.reps:
             cmd += ['--reps', str(self.args.reps)]
         if self.args.cpu_dry_run:
-            cmd.append('--cpu-dry-run')
+            cmd += ['--cpu-dry-run', '--dry-device', self.args.dry_device]
         return self._popen(cmd, log)
 
     def _popen(self, cmd: list[str], log: pathlib.Path) -> subprocess.Popen:
@@ -291,8 +295,8 @@ def render(data: dict) -> str:
     device = env.get('device', 'device unknown (the env stage did not finish)')
     lines = [f'## GPU check: {device} (`benchmarks/gpu/check.sh`)', '']
     if data.get('dry_run'):
-        lines += [('**CPU dry run**: NumPy stood in for CuPy and PyTorch ran on the CPU, at '
-                   'small sizes. These figures say nothing about a GPU.'), '']
+        lines += [(f'**CPU dry run**: {env.get("backend", "a stand-in")}; PyTorch ran on the '
+                   'CPU, at small sizes. These figures say nothing about a GPU.'), '']
     info = dict(data.get('info', {}))
     info.update({k: v for k, v in env.items() if k != 'device'})
     lines += ['| | |', '|---|---|']

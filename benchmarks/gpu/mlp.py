@@ -44,7 +44,7 @@ LABELS = {'hand': 'hand-written {xp}', 'funcgrad': 'funcgrad', 'torch': 'PyTorch
 def label(system: str, backend: Backend) -> str:
     """The report's name for ``system`` on ``backend``."""
     device = 'CUDA' if backend.torch_device == 'cuda' else 'CPU'
-    xp = 'CuPy' if backend.name == 'cupy' else 'NumPy'
+    xp = {'cupy': 'CuPy', 'standin': 'stand-in'}.get(backend.name, 'NumPy')
     return LABELS[system].format(xp=xp, device=device)
 
 
