@@ -360,29 +360,86 @@ def round(a: Any, decimals: int = 0) -> Any:
     return _round(a, decimals=int(decimals))
 
 
-# help() and Jupyter read these (ufunc primitives have no function body to carry one).
-for _prim, _text in [
-    (add, "``x + y``"), (subtract, "``x - y``"), (multiply, "``x * y``"),
-    (divide, "``x / y``"), (negative, "``-x``"), (power, "``x ** y``"),
-    (exp, "``e ** x``"), (log, "the natural logarithm"), (sin, "the sine"),
-    (cos, "the cosine"), (tanh, "the hyperbolic tangent"), (sqrt, "the square root"),
-    (absolute, "``|x|`` (gradient ``sign(x)``, 0 at 0)"),
-    (maximum, "the larger of ``x`` and ``y`` (a tie splits the gradient evenly)"),
-    (minimum, "the smaller of ``x`` and ``y`` (a tie splits the gradient evenly)"),
-    (where, "``x`` where ``condition``, else ``y``; the condition is data"),
-    (square, "``x * x``"), (reciprocal, "``1 / x``"), (exp2, "``2 ** x``"),
-    (expm1, "``exp(x) - 1``, accurate near 0"), (log2, "the base-2 logarithm"),
-    (log10, "the base-10 logarithm"), (log1p, "``log(1 + x)``, accurate near 0"),
-    (tan, "the tangent"), (arcsin, "the inverse sine"), (arccos, "the inverse cosine"),
-    (arctan, "the inverse tangent"),
-    (arctan2, "the angle of the point ``(x2, x1)``, i.e. ``arctan(x1 / x2)`` by quadrant"),
-    (sinh, "the hyperbolic sine"), (cosh, "the hyperbolic cosine"),
-    (arcsinh, "the inverse hyperbolic sine"), (arccosh, "the inverse hyperbolic cosine"),
-    (arctanh, "the inverse hyperbolic tangent"),
-    (logaddexp, "``log(exp(x1) + exp(x2))`` without overflow"),
-]:
-    _prim.__doc__ = f"``numpy.{_prim.name}``, differentiable: {_text}."
-del _prim, _text
+# help(), Jupyter and the reference read these: ufunc primitives have no function body
+# to carry a docstring.  Each entry: what it computes, its derivative, an example.
+_DOCS = [
+    (add, "``x1 + x2``", "1 in each argument",
+     "fg.grad(fnp.add, argnums=(0, 1))(2.0, 3.0)", "(array(1.), array(1.))"),
+    (subtract, "``x1 - x2``", "1 in ``x1``, -1 in ``x2``",
+     "fg.grad(fnp.subtract, argnums=(0, 1))(2.0, 3.0)", "(array(1.), array(-1.))"),
+    (multiply, "``x1 * x2``", "``x2`` in ``x1``, ``x1`` in ``x2``",
+     "fg.grad(fnp.multiply, argnums=(0, 1))(2.0, 3.0)", "(array(3.), array(2.))"),
+    (divide, "``x1 / x2`` (``true_divide`` is the same function)",
+     "``1 / x2`` in ``x1``, ``-x1 / x2 ** 2`` in ``x2``",
+     "fg.grad(fnp.divide, argnums=(0, 1))(1.0, 2.0)", "(array(0.5), array(-0.25))"),
+    (negative, "``-x``", "-1", "fg.grad(fnp.negative)(3.0)", "array(-1.)"),
+    (power, "``x1 ** x2``",
+     "``x2 * x1 ** (x2 - 1)`` in ``x1``; ``x1 ** x2 * log(x1)`` in ``x2``, taken as 0 where "
+     "``x1 == 0``",
+     "fg.grad(fnp.power, argnums=(0, 1))(2.0, 3.0)", "(array(12.), array(5.54517744))"),
+    (exp, "``e ** x``", "``exp(x)``", "fg.grad(fnp.exp)(0.0)", "array(1.)"),
+    (log, "the natural logarithm", "``1 / x``", "fg.grad(fnp.log)(2.0)", "array(0.5)"),
+    (sin, "the sine", "``cos(x)``", "fg.grad(fnp.sin)(0.0)", "array(1.)"),
+    (cos, "the cosine", "``-sin(x)``", "fg.grad(fnp.cos)(numpy.pi / 2)", "array(-1.)"),
+    (tanh, "the hyperbolic tangent", "``1 - tanh(x) ** 2``", "fg.grad(fnp.tanh)(0.0)",
+     "array(1.)"),
+    (sqrt, "the square root", "``0.5 / sqrt(x)`` (infinite at 0)", "fg.grad(fnp.sqrt)(4.0)",
+     "array(0.25)"),
+    (absolute, "``|x|`` (``abs`` is the same function)", "``sign(x)``, 0 at 0",
+     "fg.grad(lambda x: fnp.sum(fnp.abs(x)))(numpy.array([-2.0, 0.0, 3.0]))",
+     "array([-1.,  0.,  1.])"),
+    (maximum, "the larger of ``x1`` and ``x2``, elementwise",
+     "1 for the larger argument, 0 for the other; a tie splits the gradient evenly",
+     "fg.grad(fnp.maximum, argnums=(0, 1))(2.0, 2.0)", "(array(0.5), array(0.5))"),
+    (minimum, "the smaller of ``x1`` and ``x2``, elementwise",
+     "1 for the smaller argument, 0 for the other; a tie splits the gradient evenly",
+     "fg.grad(fnp.minimum, argnums=(0, 1))(1.0, 2.0)", "(array(1.), array(0.))"),
+    (where, "``x`` where ``condition``, else ``y`` (the condition is data)",
+     "1 in ``x`` where the condition holds and in ``y`` elsewhere, 0 otherwise",
+     "fg.grad(lambda x: fnp.sum(fnp.where(x > 0, x, 0.0)))(numpy.array([-1.0, 2.0]))",
+     "array([0., 1.])"),
+    (square, "``x * x``", "``2 * x``", "fg.grad(fnp.square)(3.0)", "array(6.)"),
+    (reciprocal, "``1 / x``", "``-1 / x ** 2``", "fg.grad(fnp.reciprocal)(2.0)", "array(-0.25)"),
+    (exp2, "``2 ** x``", "``2 ** x * log(2)``", "fg.grad(fnp.exp2)(0.0)", "array(0.69314718)"),
+    (expm1, "``exp(x) - 1``, accurate near 0", "``exp(x)``", "fg.grad(fnp.expm1)(0.0)",
+     "array(1.)"),
+    (log2, "the base-2 logarithm", "``1 / (x * log(2))``", "fg.grad(fnp.log2)(1.0)",
+     "array(1.44269504)"),
+    (log10, "the base-10 logarithm", "``1 / (x * log(10))``", "fg.grad(fnp.log10)(1.0)",
+     "array(0.43429448)"),
+    (log1p, "``log(1 + x)``, accurate near 0", "``1 / (1 + x)``", "fg.grad(fnp.log1p)(1.0)",
+     "array(0.5)"),
+    (tan, "the tangent", "``1 + tan(x) ** 2``", "fg.grad(fnp.tan)(0.0)", "array(1.)"),
+    (arcsin, "the inverse sine", "``1 / sqrt(1 - x ** 2)`` (infinite at +-1)",
+     "fg.grad(fnp.arcsin)(0.0)", "array(1.)"),
+    (arccos, "the inverse cosine", "``-1 / sqrt(1 - x ** 2)`` (infinite at +-1)",
+     "fg.grad(fnp.arccos)(0.0)", "array(-1.)"),
+    (arctan, "the inverse tangent", "``1 / (1 + x ** 2)``", "fg.grad(fnp.arctan)(1.0)",
+     "array(0.5)"),
+    (arctan2, "the angle of the point ``(x2, x1)``: ``arctan(x1 / x2)`` by quadrant",
+     "``x2 / r2`` in ``x1`` and ``-x1 / r2`` in ``x2``, where ``r2 = x1 ** 2 + x2 ** 2`` "
+     "(undefined at the origin)",
+     "fg.grad(fnp.arctan2, argnums=(0, 1))(1.0, 1.0)", "(array(0.5), array(-0.5))"),
+    (sinh, "the hyperbolic sine", "``cosh(x)``", "fg.grad(fnp.sinh)(0.0)", "array(1.)"),
+    (cosh, "the hyperbolic cosine", "``sinh(x)``", "fg.grad(fnp.cosh)(0.0)", "array(0.)"),
+    (arcsinh, "the inverse hyperbolic sine", "``1 / sqrt(x ** 2 + 1)``",
+     "fg.grad(fnp.arcsinh)(0.0)", "array(1.)"),
+    (arccosh, "the inverse hyperbolic cosine", "``1 / sqrt(x ** 2 - 1)`` (infinite at 1)",
+     "fg.grad(fnp.arccosh)(2.0)", "array(0.57735027)"),
+    (arctanh, "the inverse hyperbolic tangent", "``1 / (1 - x ** 2)`` (infinite at +-1)",
+     "fg.grad(fnp.arctanh)(0.5)", "array(1.33333333)"),
+    (logaddexp, "``log(exp(x1) + exp(x2))``, without overflow",
+     "the softmax weights ``exp(x1 - out)`` and ``exp(x2 - out)``",
+     "fg.grad(fnp.logaddexp, argnums=(0, 1))(0.0, 0.0)", "(array(0.5), array(0.5))"),
+]
+for _prim, _what, _rule, _call, _out in _DOCS:
+    _prim.__doc__ = (
+        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
+        f"Derivative: {_rule}.\n\n"
+        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+        f">>> {_call}\n{_out}\n"
+    )
+del _prim, _what, _rule, _call, _out, _DOCS
 
 # Doctest runs the examples of these primitives (instances, which it does not collect itself).
 __test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}
