@@ -68,21 +68,62 @@ def _count(shape: tuple, axis) -> int:
 
 @primitive
 def sum(x, axis=None, keepdims=False):
+    """``numpy.sum``: the sum over ``axis`` (an int, a tuple of ints, or None: all axes).
+
+    The gradient is the output's gradient broadcast back to ``x``'s shape.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.sum(numpy.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+    array([4., 6.])
+    >>> fg.grad(lambda x: fnp.sum(x * x))(numpy.array([1.0, 2.0]))
+    array([2., 4.])
+    """
     return _ns(x).sum(x, axis=axis, keepdims=keepdims)
 
 
 @primitive
 def mean(x, axis=None, keepdims=False):
+    """``numpy.mean``: the mean over ``axis`` (an int, a tuple of ints, or None: all axes).
+
+    The gradient is the output's gradient divided by the count, broadcast back.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.mean(numpy.array([[1.0, 2.0], [3.0, 4.0]]), axis=1, keepdims=True)
+    array([[1.5],
+           [3.5]])
+    >>> fg.grad(fnp.mean)(numpy.ones(4))
+    array([0.25, 0.25, 0.25, 0.25])
+    """
     return _ns(x).mean(x, axis=axis, keepdims=keepdims)
 
 
 @primitive
 def amax(x, axis=None, keepdims=False):
+    """``numpy.max`` (also ``fnp.amax``): the largest element over ``axis``.
+
+    The gradient goes to the elements equal to the maximum; ties share it evenly.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.max(numpy.array([[1.0, 5.0], [4.0, 2.0]]), axis=1)
+    array([5., 4.])
+    >>> fg.grad(fnp.max)(numpy.array([1.0, 3.0, 3.0]))
+    array([0. , 0.5, 0.5])
+    """
     return _ns(x).max(x, axis=axis, keepdims=keepdims)
 
 
 @primitive
 def amin(x, axis=None, keepdims=False):
+    """``numpy.min`` (also ``fnp.amin``): the smallest element over ``axis``.
+
+    The gradient goes to the elements equal to the minimum; ties share it evenly.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.min(numpy.array([[1.0, 5.0], [4.0, 2.0]]), axis=0)
+    array([1., 2.])
+    >>> fg.grad(fnp.min)(numpy.array([2.0, -1.0, 3.0]))
+    array([0., 1., 0.])
+    """
     return _ns(x).min(x, axis=axis, keepdims=keepdims)
 
 
