@@ -35,6 +35,45 @@ argmax = _data_only("argmax")
 argmin = _data_only("argmin")
 sign = _data_only("sign")
 
+# Each function's own docstring (help(), Jupyter and the reference read them): what
+# it computes on the values, and an example on a traced value.
+_DOCS = [
+    (equal, "``x1 == x2``, elementwise (``==`` on Nodes compares identity)",
+     "fnp.equal(fg.require_grad(numpy.array([1.0, 2.0])), 2.0)", "array([False,  True])"),
+    (not_equal, "``x1 != x2``, elementwise (``!=`` on Nodes compares identity)",
+     "fnp.not_equal(fg.require_grad(numpy.array([1.0, 2.0])), 2.0)", "array([ True, False])"),
+    (less, "``x1 < x2``, elementwise", "fnp.less(fg.require_grad(numpy.array([1.0, 3.0])), 2.0)",
+     "array([ True, False])"),
+    (less_equal, "``x1 <= x2``, elementwise",
+     "fnp.less_equal(fg.require_grad(numpy.array([1.0, 2.0])), 1.0)", "array([ True, False])"),
+    (greater, "``x1 > x2``, elementwise",
+     "fnp.greater(fg.require_grad(numpy.array([1.0, 3.0])), 2.0)", "array([False,  True])"),
+    (greater_equal, "``x1 >= x2``, elementwise",
+     "fnp.greater_equal(fg.require_grad(numpy.array([1.0, 2.0])), 2.0)",
+     "array([False,  True])"),
+    (isfinite, "whether each element is finite (not infinite, not NaN)",
+     "fnp.isfinite(numpy.array([1.0, numpy.inf, numpy.nan]))", "array([ True, False, False])"),
+    (isnan, "whether each element is NaN",
+     "fnp.isnan(numpy.array([1.0, numpy.inf, numpy.nan]))", "array([False, False,  True])"),
+    (isinf, "whether each element is infinite",
+     "fnp.isinf(numpy.array([1.0, -numpy.inf, numpy.nan]))", "array([False,  True, False])"),
+    (argmax, "the index of the largest element (over ``axis``, or of the flattened array)",
+     "fnp.argmax(fg.require_grad(numpy.array([[1.0, 5.0], [4.0, 2.0]])), axis=1)",
+     "array([1, 0])"),
+    (argmin, "the index of the smallest element (over ``axis``, or of the flattened array)",
+     "fnp.argmin(fg.require_grad(numpy.array([3.0, -1.0, 2.0])))", "np.int64(1)"),
+    (sign, "-1, 0 or 1 by the sign of each element; as data its derivative is zero",
+     "fnp.sign(fg.require_grad(numpy.array([-2.0, 0.0, 3.0])))", "array([-1.,  0.,  1.])"),
+]
+for _fun, _what, _call, _out in _DOCS:
+    _fun.__doc__ = (
+        f"``numpy.{_fun.__name__}`` on the values of its arguments: {_what}.\n\n"
+        "The result is plain data, never a Node: no gradient flows through it.\n\n"
+        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+        f">>> {_call}\n{_out}\n"
+    )
+del _fun, _what, _call, _out, _DOCS
+
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``numpy.all``: whether every element (over ``axis``) is true; plain data.
