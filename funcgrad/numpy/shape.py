@@ -58,6 +58,17 @@ def as_arrays(*xs: Any) -> list:
 
 @primitive
 def reshape(x, shape):
+    """``numpy.reshape``: ``x``'s elements in a new shape (one entry may be -1).
+
+    The gradient is the output's gradient reshaped back.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.reshape(numpy.arange(6.0), (2, -1))
+    array([[0., 1., 2.],
+           [3., 4., 5.]])
+    >>> fg.grad(lambda x: fnp.sum(fnp.reshape(x, (2, 2))[0]))(numpy.ones(4))
+    array([1., 1., 0., 0.])
+    """
     return _ns(x).reshape(x, shape)
 
 
@@ -72,21 +83,62 @@ def _inverse(axes, ndim):
 
 @primitive
 def transpose(x, axes=None):
+    """``numpy.transpose``: ``x`` with its axes permuted (reversed when ``axes`` is None).
+
+    The gradient is transposed back by the inverse permutation.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.transpose(numpy.zeros((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    >>> fg.grad(lambda x: fnp.sum(fnp.transpose(x)[0]))(numpy.ones((2, 2)))
+    array([[1., 0.],
+           [1., 0.]])
+    """
     return _ns(x).transpose(x, axes)
 
 
 @primitive
 def expand_dims(x, axis):
+    """``numpy.expand_dims``: ``x`` with a new axis of length 1 at position ``axis``.
+
+    The gradient is squeezed back.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.expand_dims(numpy.ones(3), 0).shape
+    (1, 3)
+    >>> fg.grad(lambda x: fnp.sum(fnp.expand_dims(x, 1) * 2.0))(numpy.ones(2))
+    array([2., 2.])
+    """
     return _ns(x).expand_dims(x, axis)
 
 
 @primitive
 def squeeze(x, axis=None):
+    """``numpy.squeeze``: ``x`` without its axes of length 1 (or only those in ``axis``).
+
+    The gradient is reshaped back.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.squeeze(numpy.ones((1, 3, 1))).shape
+    (3,)
+    >>> fg.grad(lambda x: fnp.sum(fnp.squeeze(x, axis=0) ** 2))(numpy.ones((1, 2)))
+    array([[2., 2.]])
+    """
     return _ns(x).squeeze(x, axis)
 
 
 @primitive
 def broadcast_to(x, shape):
+    """``numpy.broadcast_to``: ``x`` repeated along new or length-1 axes to ``shape``.
+
+    The gradient sums over the broadcast axes, back to ``x``'s shape.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.broadcast_to(numpy.array([1.0, 2.0]), (3, 2)).shape
+    (3, 2)
+    >>> fg.grad(lambda x: fnp.sum(fnp.broadcast_to(x, (3, 2))))(numpy.array([1.0, 2.0]))
+    array([3., 3.])
+    """
     return _ns(x).broadcast_to(x, shape)
 
 
@@ -194,7 +246,17 @@ def _one_array_axis(index):
 
 @primitive
 def index_add(g, index, shape):
-    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate)."""
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate).
+
+    The scatter that undoes indexing in gradients (``x[index]``'s VJP); it is
+    differentiable in ``g`` (its gradient is the output's gradient at ``index``).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.index_add(numpy.array([1.0, 2.0, 3.0]), numpy.array([0, 2, 0]), (3,))
+    array([4., 0., 2.])
+    >>> fg.grad(lambda g: fnp.sum(fnp.index_add(g, 1, (3,)) * numpy.arange(3.0)))(2.0)
+    array(1.)
+    """
     xp = _ns(g)
     if is_lazy(xp):  # no assignment into a lazy array: the namespace's own scatter-add
         return xp.index_add(g, index, shape)
@@ -386,7 +448,16 @@ defjvp(_astype, lambda t, ans, x, dtype: _astype(t, dtype))
 
 
 def astype(x, dtype):
-    """``x`` as ``dtype``: differentiable to float dtypes, plain data to others."""
+    """``x`` as ``dtype``: differentiable to float dtypes, plain data to others.
+
+    The gradient of a float cast is cast back to ``x``'s dtype.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.astype(x, "float32") * 2.0))(numpy.ones(2)).dtype
+    dtype('float64')
+    >>> fnp.astype(fg.require_grad(numpy.array([1.7, -0.2])), "int64")
+    array([1, 0])
+    """
     (x,) = as_arrays(x)
     if numpy.dtype(dtype).kind != "f":
         v = raw(x)
