@@ -25,6 +25,18 @@ from .shape import as_arrays, broadcast_to, getitem, moveaxis, reshape, transpos
 
 @primitive
 def matmul(x, y):
+    """``numpy.matmul`` (the ``@`` operator): matrix products, batched over leading axes.
+
+    1-d arguments are vectors, as in NumPy.  The gradients are ``g @ y.T`` for
+    ``x`` and ``x.T @ g`` for ``y``, summed over broadcast batch axes.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> a, b = numpy.array([[1.0, 2.0], [3.0, 4.0]]), numpy.array([1.0, -1.0])
+    >>> fnp.matmul(a, b)
+    array([-1., -1.])
+    >>> fg.grad(lambda b: fnp.sum(a @ b))(b)
+    array([4., 6.])
+    """
     return _ns(x, y).matmul(x, y)
 
 
