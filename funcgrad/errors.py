@@ -7,23 +7,73 @@ builtin a caller would catch anyway (``ValueError``, ``TypeError``), so both
 
 
 class FuncgradError(Exception):
-    """Base class of all funcgrad errors."""
+    """Base class of all funcgrad errors.
+
+    Catch it to catch anything funcgrad raises; each subclass also derives from
+    the builtin that fits (``ValueError``, ``TypeError``...).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.grad(lambda x: x * 2.0)(numpy.ones(3))
+    ... except fg.FuncgradError as exc:
+    ...     print(isinstance(exc, ValueError), exc)
+    True grad needs a scalar (size-1) output, got shape (3,)
+    """
 
 
 class BackpropError(FuncgradError, ValueError):
-    """A node, output or input is not on the graph a call names."""
+    """A node, output or input is not on the graph a call names.
+
+    >>> import numpy, funcgrad as fg
+    >>> with fg.backprop_scope("mine") as mine:
+    ...     x = fg.require_grad(numpy.ones(2), mine)
+    ...     fg.backprop([x.sum()], [x])          # folds the default graph, not 'mine'
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.BackpropError: output 0 is not on the graph 'default'
+    """
 
 
 class GradientTypeError(FuncgradError, TypeError):
-    """A VJP rule returned a gradient of the wrong shape, dtype kind or device."""
+    """A VJP rule returned a gradient of the wrong shape, dtype kind or device.
+
+    The message names the primitive, what was expected and what came back.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> bad = fg.primitive(lambda x: x * 2.0)
+    >>> fg.defvjp(bad, lambda g, ans, x: fnp.sum(g))        # a scalar, not x's shape
+    >>> fg.grad(lambda x: fnp.sum(bad(x)))(numpy.ones(3))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.GradientTypeError: ...shape...
+    """
 
 
 class DeviceMismatchError(FuncgradError, ValueError):
-    """The inputs of one operation live on different devices."""
+    """The inputs of one operation live on different devices.
+
+    Raised by any primitive given, say, a CuPy array and a NumPy array; move
+    one with ``fg.to_device``.  On a machine without a GPU it is never raised.
+
+    >>> import funcgrad as fg
+    >>> issubclass(fg.DeviceMismatchError, ValueError)
+    True
+    """
 
 
 class NodeConversionError(FuncgradError, TypeError):
-    """A Node was converted to a raw value by accident (``float(node)``...)."""
+    """A Node was converted to a raw value by accident, or given to a NumPy function.
+
+    Inside a differentiated function, ``float(x)``, ``numpy.asarray(x)``,
+    ``if x:`` or ``numpy.sin(x)`` on a Node raise it; the message says what to
+    use instead (``fg.value_of``, or the ``fnp`` function of the same name).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.grad(lambda x: numpy.sin(x))(1.0)
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.NodeConversionError: numpy.sin was called on a funcgrad Node inside a differentiated function: use fnp.sin(...) instead, which is differentiable
+    """
 
 
 class FuncgradTypeError(FuncgradError, TypeError):
