@@ -35,6 +35,18 @@ class BackwardHook:
     arguments, ``out_grads`` a 1-tuple holding its output gradient and
     ``in_grads`` the gradients computed for its arguments (None where none was
     asked for).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> class Norms(fg.BackwardHook):
+    ...     def __init__(self):
+    ...         self.seen = []
+    ...     def backward_postprocess(self, node, in_values, out_grads, in_grads):
+    ...         self.seen.append((node.primitive.name, float(numpy.abs(in_grads[0]).max())))
+    >>> norms = Norms()
+    >>> x = fg.require_grad(numpy.array([1.0, -2.0]))
+    >>> _ = fg.backprop([fnp.sum(x * 3.0)], [x], hooks=[norms])
+    >>> norms.seen
+    [('sum', 1.0), ('multiply', 3.0)]
     """
 
     name = "BackwardHook"
@@ -58,7 +70,19 @@ def _check_hooks(hs: Any) -> tuple:
 
 @contextlib.contextmanager
 def hooks(*hs: BackwardHook) -> Iterator[None]:
-    """Apply the hooks ``hs`` to every backward fold inside the block (this context only)."""
+    """Apply the hooks ``hs`` to every backward fold inside the block (this context only).
+
+    Blocks nest; hooks of the context run before those given to one
+    ``fg.backprop(..., hooks=...)`` call.  Other threads and asyncio tasks do
+    not see them.
+
+    >>> import numpy, funcgrad as fg
+    >>> timer = fg.TimerHook()
+    >>> with fg.hooks(timer):
+    ...     _ = fg.grad(lambda x: (x * x).sum())(numpy.ones(2))
+    >>> sorted(name for name, calls, seconds in timer.rows())
+    ['multiply', 'sum']
+    """
     token = _HOOKS.set(_HOOKS.get() + _check_hooks(hs))
     try:
         yield
@@ -73,7 +97,17 @@ def active_hooks(local: Any = ()) -> tuple:
 
 @contextlib.contextmanager
 def debug_nans(enabled: bool = True) -> Iterator[None]:
-    """Raise ``FloatingPointError`` naming the primitive when a backward step makes NaN or Inf."""
+    """Raise ``FloatingPointError`` naming the primitive when a backward step makes NaN or Inf.
+
+    A context manager; ``debug_nans(False)`` turns the check off inside a block.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> with fg.debug_nans(), numpy.errstate(divide="ignore"):
+    ...     fg.grad(lambda x: fnp.sqrt(x).sum())(numpy.array([0.0, 4.0]))
+    Traceback (most recent call last):
+      ...
+    FloatingPointError: NaN or Inf in a gradient computed by the VJP rule of primitive 'sqrt'
+    """
     token = _DEBUG_NANS.set(bool(enabled))
     try:
         yield
@@ -91,6 +125,17 @@ class TimerHook(BackwardHook):
 
     The clock starts in ``backward_preprocess`` and stops in
     ``backward_postprocess``; on a GPU the time is that of launching the kernels.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> timer = fg.TimerHook()
+    >>> with fg.hooks(timer):
+    ...     for _ in range(3):
+    ...         _ = fg.grad(lambda x: fnp.tanh(x).sum())(numpy.ones(10))
+    >>> sorted((name, calls) for name, calls, seconds in timer.rows())
+    [('sum', 3), ('tanh', 3)]
+    >>> print(timer.summary())                     # doctest: +ELLIPSIS
+    primitive               calls   total ms    mean us
+    ...
     """
 
     name = "TimerHook"
@@ -127,7 +172,16 @@ class TimerHook(BackwardHook):
 
 
 class PrintHook(BackwardHook):
-    """Print each backward step: primitive, input shapes and gradient norms."""
+    """Print each backward step: the primitive, its input shapes, the gradient's shape and dtype.
+
+    ``file`` is where to print (``sys.stdout`` when None).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> x = fg.require_grad(numpy.ones(3))
+    >>> _ = fg.backprop([fnp.sum(fnp.exp(x))], [x], hooks=[fg.PrintHook()])
+    backward sum: inputs ((3,)) grad shape () dtype float64
+    backward exp: inputs ((3,)) grad shape (3,) dtype float64
+    """
 
     name = "PrintHook"
 

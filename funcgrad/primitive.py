@@ -29,7 +29,17 @@ from .node import _ACTIVE, Node, make_node
 
 
 class MissingRuleError(FuncgradError, NotImplementedError):
-    """A primitive is differentiated with respect to an argument it has no rule for."""
+    """A primitive is differentiated with respect to an argument it has no rule for.
+
+    Also a ``NotImplementedError``; the message names the primitive and the argument.
+
+    >>> import numpy, funcgrad as fg
+    >>> shift = primitive(lambda x: x + 1.0)                     # no rules yet
+    >>> fg.grad(lambda x: shift(x).sum())(numpy.ones(2))         # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    funcgrad.primitive.MissingRuleError: primitive '<lambda>' has no derivative rule for argument 0...
+    """
 
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
@@ -37,7 +47,20 @@ _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
 
 
 class Primitive:
-    """A named function of raw arrays plus its derivative rules."""
+    """A named function of raw arrays plus its derivative rules.
+
+    Made by :func:`primitive` (or for funcgrad's own functions, by the numpy
+    layer).  Called with raw arrays it runs the function; called with a Node in
+    any argument it computes on the values and records a Node.  ``name`` shows in
+    graphs and messages; ``vjps`` and ``jvps`` hold the rules set by
+    :func:`defvjp` and :func:`defjvp`.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> isinstance(fnp.sin, fg.Primitive), fnp.sin.name
+    (True, 'sin')
+    >>> fnp.sin(fg.require_grad(numpy.array(0.0))).primitive is fnp.sin
+    True
+    """
 
     __slots__ = (
         "__dict__",
@@ -363,8 +386,16 @@ def _check_rules(prim: Any, rules: tuple, what: str) -> tuple:
 def defvjp(prim: Primitive, *rules: Callable | None) -> None:
     """Give ``prim`` one VJP rule per positional argument (None: not differentiable).
 
-    A rule is ``rule(g, ans, *args, **kwargs)`` and returns the gradient of that
-    argument, of the argument's shape.
+    A rule is ``rule(g, ans, *args, **kwargs)`` -- the output's gradient, the
+    output, and the primitive's arguments -- and returns the gradient of that
+    argument, of the argument's shape.  Write rules with ``funcgrad.numpy``: at
+    higher orders they receive Nodes and are differentiated in turn.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> cube = primitive(lambda x: x ** 3)                   # fg.primitive
+    >>> defvjp(cube, lambda g, ans, x: g * 3.0 * x ** 2)      # fg.defvjp
+    >>> fg.grad(cube)(2.0), fg.grad(fg.grad(cube))(2.0)
+    (array(12.), array(12.))
     """
     prim.vjps = _check_rules(prim, rules, "defvjp")
 
@@ -375,5 +406,11 @@ def defjvp(prim: Primitive, *rules: Callable | None) -> None:
     A rule is ``rule(t, ans, *args, **kwargs)`` and returns the output tangent
     caused by tangent ``t`` of that argument.  Without JVP rules, forward mode
     derives them from the VJP rules.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> scale = primitive(lambda x, k: k * x)                # fg.primitive
+    >>> defjvp(scale, lambda t, ans, x, k: k * t, None)     # fg.defjvp; k: no derivative
+    >>> fg.jvp(lambda x: scale(x, 3.0), (numpy.array(1.0),), (numpy.array(1.0),))
+    (array(3.), array(3.))
     """
     prim.jvps = _check_rules(prim, rules, "defjvp")
