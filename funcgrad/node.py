@@ -159,6 +159,14 @@ class Node(_NodeSlots):
     ``rank`` is 0 for a leaf, else 1 + the highest rank of its inputs;
     ``graphs`` the frozenset of :class:`BackpropId` it is on; ``args`` and
     ``kwargs`` what its primitive was called with (Nodes included).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> x = fg.require_grad(numpy.array([1.0, 2.0]))
+    >>> y = fnp.sin(x) * 2.0
+    >>> y.shape, y.dtype, y.primitive.name, y.rank, y.inputs[0].primitive.name
+    ((2,), dtype('float64'), 'multiply', 2, 'sin')
+    >>> y == y, y == fnp.sin(x) * 2.0          # identity, not values
+    (True, False)
     """
 
     __slots__ = ()
@@ -190,22 +198,27 @@ class Node(_NodeSlots):
     # -- read-only views --------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The shape of the value."""
         return self.value.shape
 
     @property
     def dtype(self) -> numpy.dtype:
+        """The dtype of the value."""
         return self.value.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions of the value."""
         return self.value.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements of the value."""
         return self.value.size
 
     @property
     def device(self) -> str:
+        """Where the value lives: ``'cpu'`` or ``'cuda:N'`` (see :func:`device_of`)."""
         return backend.device_of(self.value)
 
     @property
@@ -301,7 +314,14 @@ def device_of(x: Any) -> str:
 
 
 def to_device(x: Any, device: str) -> Any:
-    """A raw copy of ``x`` on ``device`` (a Node is read with :func:`value_of`)."""
+    """A raw copy of ``x`` on ``device`` (a Node is read with :func:`value_of`).
+
+    ``device`` is ``'cpu'``, ``'cuda:N'`` (with CuPy) or a registered namespace's
+    device; a NumPy array asked for ``'cpu'`` is returned as it is.
+
+    >>> to_device(require_grad(numpy.array([1.0, 2.0])), 'cpu')
+    array([1., 2.])
+    """
     return backend.to_device(value_of(x), device)
 
 
@@ -355,7 +375,15 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
 
 
 def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
-    """Whether ``node`` is on the graph ``backprop_id`` (the default graph if None)."""
+    """Whether ``node`` is on the graph ``backprop_id`` (the default graph if None).
+
+    False for anything that is not a Node.
+
+    >>> with backprop_scope('bp') as bp:
+    ...     x = require_grad(numpy.ones(2), bp)
+    ...     is_grad_required(x, bp), is_grad_required(x * 2.0, bp), is_grad_required(x)
+    (True, True, False)
+    """
     bp = _check_id(backprop_id)
     return type(node) is Node and bp in node.graphs
 
