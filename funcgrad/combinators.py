@@ -218,9 +218,38 @@ def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Ca
 def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
     """The gradient of scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
+    Returns a function taking the same arguments as ``fun`` and returning the
+    gradient: NumPy (or CuPy) arrays of the arguments' shapes and dtypes.
+
+    - ``fun`` must return a scalar (an array of size 1); anything else raises
+      ``ValueError`` naming the shape.
+    - ``argnums``: the position of the argument to differentiate, or a tuple of
+      distinct positions; with a tuple, the result is a tuple of gradients, one
+      per position.  The other arguments are constants; keyword arguments
+      always are.
+    - ``has_aux``: ``fun`` returns ``(value, aux)``, and the gradient function
+      returns ``(gradient, aux)``, ``aux`` holding arrays, not Nodes.
+    - Pytrees: an argument may be a nested ``tuple``, ``list``, ``dict``,
+      namedtuple or ``pyrsistent`` map or vector of arrays and numbers; its
+      gradient has the same structure.  Integer and boolean leaves (labels,
+      indices) are data: asking for their gradient raises ``TypeError``.
+    - Nested calls (``grad(grad(f))``, ``grad`` of a function calling ``grad``)
+      give higher derivatives and never mix up their levels.
+
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(fg.grad(fg.grad(fnp.sin)))(numpy.array(0.0))
     array(-1.)
+    >>> def loss(params, x, y):
+    ...     pred = x @ params["w"] + params["b"]
+    ...     return fnp.mean((pred - y) ** 2), pred
+    >>> params = {"w": numpy.array([1.0, -1.0]), "b": numpy.array(0.5)}
+    >>> x, y = numpy.array([[1.0, 2.0], [3.0, 1.0]]), numpy.array([0.0, 1.0])
+    >>> g, pred = fg.grad(loss, has_aux=True)(params, x, y)
+    >>> g["w"], g["b"], pred
+    (array([4. , 0.5]), array(1.), array([-0.5,  2.5]))
+    >>> gx, gy = fg.grad(lambda p, x, y: loss(p, x, y)[0], argnums=(1, 2))(params, x, y)
+    >>> gy
+    array([ 0.5, -1.5])
     """
     vg = value_and_grad(fun, argnums, has_aux)
 
