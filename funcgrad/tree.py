@@ -40,13 +40,25 @@ def flatten(tree: Any) -> tuple[list, optree.PyTreeSpec]:
     """Leaves of ``tree`` (left to right) and its structure.
 
     Anything optree does not know as a container is a leaf: arrays, numbers,
-    and Nodes (their ``__getitem__`` makes them no container).
+    and Nodes (their ``__getitem__`` makes them no container).  ``None`` is an
+    empty subtree, not a leaf.
+
+    >>> import funcgrad as fg
+    >>> leaves, treedef = fg.tree.flatten({'b': [1.0, 2.0], 'a': (3.0, None)})
+    >>> leaves                      # dict entries in sorted-key order
+    [3.0, 1.0, 2.0]
     """
     return optree.tree_flatten(tree, namespace=NAMESPACE)
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
-    """Rebuild a tree of structure ``treedef`` from ``leaves``."""
+    """Rebuild a tree of structure ``treedef`` from ``leaves``.
+
+    >>> import funcgrad as fg
+    >>> _, treedef = fg.tree.flatten({'w': 1.0, 'b': (2.0, 3.0)})
+    >>> fg.tree.unflatten(treedef, [10.0, 20.0, 30.0])      # leaves in sorted-key order
+    {'w': 30.0, 'b': (10.0, 20.0)}
+    """
     return optree.tree_unflatten(treedef, leaves)
 
 
@@ -54,6 +66,11 @@ def flatten_up_to(treedef: optree.PyTreeSpec, tree: Any) -> list:
     """Leaves of ``tree``, which must have the structure ``treedef``.
 
     Raises ``ValueError`` naming both structures when they differ.
+
+    >>> import funcgrad as fg
+    >>> _, treedef = fg.tree.flatten((1.0, [2.0]))
+    >>> fg.tree.flatten_up_to(treedef, ('a', ['b']))
+    ['a', 'b']
     """
     try:
         return treedef.flatten_up_to(tree)
@@ -65,5 +82,15 @@ def flatten_up_to(treedef: optree.PyTreeSpec, tree: Any) -> list:
 
 
 def tree_map(fun, tree: Any, *rest: Any) -> Any:
-    """Apply ``fun`` leafwise to ``tree`` (and trees of the same structure)."""
+    """Apply ``fun`` leafwise to ``tree`` (and trees of the same structure).
+
+    With several trees, ``fun`` gets one leaf of each: the way to write an
+    optimiser step over a dict of parameters and a dict of gradients.
+
+    >>> import numpy, funcgrad as fg
+    >>> params = {'w': numpy.array([1.0, 2.0]), 'b': numpy.array([0.5])}
+    >>> grads = {'w': numpy.array([0.5, -0.5]), 'b': numpy.array([1.0])}
+    >>> fg.tree.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    {'w': array([0.95, 2.05]), 'b': array([0.4])}
+    """
     return optree.tree_map(fun, tree, *rest, namespace=NAMESPACE)
