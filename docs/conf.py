@@ -31,7 +31,6 @@ exclude_patterns = ["_build"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"  # the docstrings say what each argument is
 autodoc_member_order = "bysource"
 autodoc_preserve_defaults = True
