@@ -13,11 +13,11 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's funcgrad, installed or not
 
-import funcgrad  # noqa: E402
+import funcgrad
 
 project = "funcgrad"
 author = "the funcgrad developers"
-copyright = "the funcgrad developers"  # noqa: A001
+copyright = "the funcgrad developers"
 version = release = funcgrad.__version__
 
 extensions = [
