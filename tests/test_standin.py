@@ -88,6 +88,12 @@ def _table_cases():
 TABLE_CASES = list(_table_cases())
 
 
+def _representative(row):
+    """The shapes of ``row`` checked against finite differences: the first without a
+    size-0 argument."""
+    return next((s for s in row.shapes if all(np.prod(x) > 0 for x in s)), row.shapes[0])
+
+
 def _closing(fun, args, traced):
     """``fun`` of the ``traced`` arguments, the others fixed at their values in ``args``."""
 
@@ -130,9 +136,11 @@ def test_row_on_the_standin(standin, row, shapes, dtype, traced):
     fun_dev, fun_host = _closing(row.fun, dev, traced), _closing(row.fun, host, traced)
     xs_dev = tuple(dev[i] for i in traced)
     xs_host = tuple(host[i] for i in traced)
-    if dtype == "float64":
-        # Against finite differences, every order and mode mixed.  (float32 computes
-        # the same way; it is held to NumPy's float32 run, below, more tightly.)
+    if dtype == "float64" and shapes == _representative(row):
+        # Against finite differences, every order and mode mixed, once per row and set
+        # of traced arguments: check_grads' own paths (traced tangents and cotangents)
+        # on the device.  Every case is held to NumPy's run, below, more tightly; the
+        # NumPy table checks that run against finite differences.
         fg.check_grads(fun_dev, xs_dev, order=row.order, modes=row.modes, rtol=row.rtol,
                        atol=row.atol)
     found_dev = _derivatives(fun_dev, xs_dev, row, np.random.default_rng(seed),
@@ -524,7 +532,7 @@ def test_mlp_trains_on_the_device_with_a_raw_device_batch(standin, dtype):
 
 def _mixing_cases():
     for row in ROWS:
-        shapes = next((s for s in row.shapes if all(np.prod(x) > 0 for x in s)), row.shapes[0])
+        shapes = _representative(row)
         n = len(row.inputs(np.random.default_rng(0), "float64", shapes))
         for k in range(n if n > 1 else 0):
             label = f"{row.name}{('-' + row.id) if row.id else ''}-numpy{k}"
@@ -618,3 +626,37 @@ def test_array_of_a_list_of_stand_in_arrays_is_built_on_the_device(standin):
         fnp.array([a, np.array([3.0, 4.0])])
     g = fg.grad(lambda v: fnp.sum(fnp.array([v, b]) ** 2))(a)
     assert_same(g, np.array([2.0, 4.0]))
+
+
+# --- the stand-in itself: it refuses what a GPU would, so the tests above mean something --
+
+
+def test_the_stand_in_refuses_host_arrays_nodes_and_implicit_conversions(standin):
+    a = standin.put([1.0, 2.0])
+    bad = {
+        "NumPy array beside": lambda: standin.xp.add(a, np.ones(2)),
+        "0-d NumPy array beside": lambda: a * np.array(2.0),
+        "Node in raw code": lambda: standin.xp.sin(fg.require_grad(a)),
+        "implicit conversion": lambda: np.asarray(a),
+        "NumPy function": lambda: np.sin(a),
+        "list of floats as an array": lambda: standin.xp.add(a, [1.0, 2.0]),
+        "NumPy index in an assignment": lambda: a.__setitem__(np.array([0]), 1.0),
+    }
+    for what, fun in bad.items():
+        with pytest.raises(TypeError):
+            fun()
+            pytest.fail(f"the stand-in let through: {what}")
+    # what CuPy takes passes: numbers, NumPy scalars, explicit copies, NumPy indices
+    assert _host(standin.xp.add(a, np.float32(1.0)) * 2 + 1).tolist() == [5.0, 7.0]
+    assert _host(a[np.array([1, 1])]).tolist() == [2.0, 2.0]
+    assert type(standin.xp.asarray(np.ones(2))) is standin.StrictArray
+
+
+def test_a_rule_computing_on_the_host_fails_on_the_stand_in(standin):
+    # A planted bug: a VJP rule that builds its constant with NumPy.  NumPy arrays pass
+    # it; the stand-in catches it, as a GPU would.
+    cube = fg.primitive(lambda x: x * x * x)
+    fg.defvjp(cube, lambda g, ans, x: g * 3.0 * x * x * np.ones(x.shape))
+    np.testing.assert_allclose(fg.grad(lambda v: fnp.sum(cube(v)))(np.ones(2)), [3.0, 3.0])
+    with pytest.raises((TypeError, fg.DeviceMismatchError), match="NumPy array"):
+        fg.grad(lambda v: fnp.sum(cube(v)))(standin.put([1.0, 1.0]))
