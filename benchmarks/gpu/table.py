@@ -198,10 +198,13 @@ def check_case(row: Any, shapes: tuple, dtype: str, backend: Any) -> dict:
 
 def run_shard(backend: Any, out_path: pathlib.Path, shard: int = 0, shards: int = 1,
               only: Sequence[str] = (), deadline: float | None = None) -> int:
-    """Check every ``shards``-th case from ``shard`` on, one JSON line per case appended to
-    ``out_path`` as it finishes (a killed shard keeps what it did); cases left when the
-    wall clock passes ``deadline`` are written as 'not run'. Returns the cases written."""
-    chosen = cases(load_rows(), only)[shard::shards]
+    """Check the ``shard``-th of ``shards`` consecutive slices of the cases, one JSON line
+    per case appended to ``out_path`` as it finishes (a killed shard keeps what it did);
+    cases left when the wall clock passes ``deadline`` are written as 'not run'. Returns
+    the cases written. (Consecutive cases share functions: each process then compiles
+    mostly its own CuPy kernels, not all of them.)"""
+    every = cases(load_rows(), only)
+    chosen = every[len(every) * shard // shards:len(every) * (shard + 1) // shards]
     written = 0
     with out_path.open('a', encoding='utf-8') as sink:
         for row, shapes, dtype, case_id in chosen:
