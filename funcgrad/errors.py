@@ -82,3 +82,7 @@ class FuncgradTypeError(FuncgradError, TypeError):
 
 class FuncgradValueError(FuncgradError, ValueError):
     """An argument of the wrong value (a shape, a length, an axis)."""
+
+
+class FuncgradStateError(FuncgradError, RuntimeError):
+    """A context block (hooks, debug_nans, backprop_scope) ended twice or in another context."""

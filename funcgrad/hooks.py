@@ -15,17 +15,18 @@ the context run before those of the call.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
 from .errors import FuncgradTypeError
+from .node import Block, ContextStack
 
 _HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
 _DEBUG_NANS: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
+_HOOK_BLOCKS = ContextStack(_HOOKS)
+_NAN_BLOCKS = ContextStack(_DEBUG_NANS)
 
 
 class BackwardHook:
@@ -68,13 +69,13 @@ def _check_hooks(hs: Any) -> tuple:
     return hs
 
 
-@contextlib.contextmanager
-def hooks(*hs: BackwardHook) -> Iterator[None]:
+class hooks(Block):
     """Apply the hooks ``hs`` to every backward fold inside the block (this context only).
 
     Blocks nest; hooks of the context run before those given to one
     ``fg.backprop(..., hooks=...)`` call.  Other threads and asyncio tasks do
-    not see them.
+    not see them.  Blocks may also end out of order (interleaved generators):
+    each takes away exactly its own hooks.
 
     >>> import numpy, funcgrad as fg
     >>> timer = fg.TimerHook()
@@ -83,11 +84,20 @@ def hooks(*hs: BackwardHook) -> Iterator[None]:
     >>> sorted(name for name, calls, seconds in timer.rows())
     ['multiply', 'sum']
     """
-    token = _HOOKS.set(_HOOKS.get() + _check_hooks(hs))
-    try:
-        yield
-    finally:
-        _HOOKS.reset(token)
+
+    __slots__ = ("hooks",)
+
+    def __init__(self, *hs: BackwardHook):
+        self.hooks = _check_hooks(hs)
+
+    def change(self, active: tuple) -> tuple:
+        return active + self.hooks
+
+    def __enter__(self) -> None:
+        _HOOK_BLOCKS.enter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        _HOOK_BLOCKS.exit(self, "a fg.hooks block")
 
 
 def active_hooks(local: Any = ()) -> tuple:
@@ -95,8 +105,7 @@ def active_hooks(local: Any = ()) -> tuple:
     return _HOOKS.get() + (_check_hooks(local) if local else ())
 
 
-@contextlib.contextmanager
-def debug_nans(enabled: bool = True) -> Iterator[None]:
+class debug_nans(Block):
     """Raise ``FloatingPointError`` naming the primitive when a backward step makes NaN or Inf.
 
     A context manager; ``debug_nans(False)`` turns the check off inside a block.
@@ -108,11 +117,20 @@ def debug_nans(enabled: bool = True) -> Iterator[None]:
       ...
     FloatingPointError: NaN or Inf in a gradient computed by the VJP rule of primitive 'sqrt'
     """
-    token = _DEBUG_NANS.set(bool(enabled))
-    try:
-        yield
-    finally:
-        _DEBUG_NANS.reset(token)
+
+    __slots__ = ("enabled",)
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = bool(enabled)
+
+    def change(self, _: bool) -> bool:
+        return self.enabled
+
+    def __enter__(self) -> None:
+        _NAN_BLOCKS.enter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        _NAN_BLOCKS.exit(self, "a fg.debug_nans block")
 
 
 def debugging_nans() -> bool:

@@ -20,6 +20,7 @@ import contextlib
 import gc
 import itertools
 import threading
+import weakref
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -28,7 +29,13 @@ import attrs
 import numpy
 
 from . import backend
-from .errors import BackpropError, FuncgradError, FuncgradTypeError, NodeConversionError
+from .errors import (
+    BackpropError,
+    FuncgradError,
+    FuncgradStateError,
+    FuncgradTypeError,
+    NodeConversionError,
+)
 
 _ordinals = itertools.count(1)
 _serials = itertools.count()
@@ -59,6 +66,73 @@ class BackpropId:
 
 DEFAULT_BACKPROP_ID = BackpropId("default", 0)
 
+class Block:
+    """One block of a :class:`ContextStack`: what it changed, to undo it alone.
+
+    Subclasses say how the block changes the value (:meth:`change`).
+    """
+
+    __slots__ = ("_before", "_pushed", "_stack_token", "_value_token")
+
+    def change(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class ContextStack:
+    """Context-local state changed by nested blocks that may be left in any order.
+
+    A ``ContextVar`` reset by token undoes a block correctly only when blocks
+    end in the order they began.  Interleaved generators, each inside its own
+    block across a ``yield``, or a misused ``ExitStack``, end them otherwise:
+    a plain reset would then bring back the state of a block already closed,
+    for good.  Here each block also goes on a stack; when it ends out of order
+    it is taken off the stack and the value is recomputed from the blocks still
+    open, so every block's change lasts exactly as long as the block.  Hot
+    paths read ``var`` as before; the usual, ordered exit is two resets.
+    """
+
+    __slots__ = ("blocks", "var")
+
+    def __init__(self, var: ContextVar):
+        self.var = var
+        self.blocks: ContextVar[tuple] = ContextVar(f"{var.name}_blocks", default=())
+
+    def enter(self, block: Block) -> None:
+        before = self.var.get()
+        block._before = before
+        value = block.change(before)
+        pushed = self.blocks.get() + (block,)
+        block._pushed = pushed
+        block._stack_token = self.blocks.set(pushed)
+        try:
+            block._value_token = self.var.set(value)
+        except BaseException:  # an interrupt between the two: undo the first
+            self.blocks.reset(block._stack_token)
+            raise
+
+    def exit(self, block: Block, what: str) -> None:
+        blocks = self.blocks.get()
+        if blocks is block._pushed:  # in order: every later block has ended
+            try:
+                self.var.reset(block._value_token)
+                self.blocks.reset(block._stack_token)
+                return
+            except ValueError:  # entered in a copy of this context: undone below
+                pass
+        if not any(b is block for b in blocks):
+            raise FuncgradStateError(
+                f"{what} ended twice, or in another thread or task than the one it began in"
+            )
+        rest = tuple(b for b in blocks if b is not block)
+        if rest and blocks[0] is block:  # the first block open: the next one starts there
+            rest[0]._before = block._before
+        value = rest[0]._before if rest else block._before
+        for b in rest:
+            value = b.change(value)
+        self.blocks.set(rest)
+        self.var.set(value)
+
+
 # The graphs new nodes are recorded on: the default graph, every open
 # backprop_scope and every running combinator -- less the graph a fold is
 # running on (unless double backprop is asked for).  A finished call's graph
@@ -67,29 +141,37 @@ DEFAULT_BACKPROP_ID = BackpropId("default", 0)
 _ACTIVE: ContextVar[frozenset] = ContextVar(
     "funcgrad_active_graphs", default=frozenset((DEFAULT_BACKPROP_ID,))
 )
+_RECORDING = ContextStack(_ACTIVE)
+# Graphs whose backprop_scope has ended: they take no new leaf, even where a
+# copy of the context (an asyncio task made inside the block) still lists them.
+_CLOSED: weakref.WeakSet = weakref.WeakSet()
 
 
-class recording:
+class recording(Block):
     """Within the block, record (or with ``on=False``, stop recording) on ``backprop_id``."""
 
-    __slots__ = ("backprop_id", "on", "token")
+    __slots__ = ("backprop_id", "on")
 
     def __init__(self, backprop_id: BackpropId, on: bool = True):
         self.backprop_id = backprop_id
         self.on = on
 
-    def __enter__(self) -> None:
-        active = _ACTIVE.get()
+    def change(self, active: frozenset) -> frozenset:
         bp = self.backprop_id
-        self.token = _ACTIVE.set(active | {bp} if self.on else active - {bp})
+        return active | {bp} if self.on else active - {bp}
+
+    def __enter__(self) -> None:
+        _RECORDING.enter(self)
 
     def __exit__(self, *exc: object) -> None:
-        _ACTIVE.reset(self.token)
+        _RECORDING.exit(self, f"recording on graph {self.backprop_id.name!r}")
 
 
 @contextlib.contextmanager
 def backprop_scope(name: str) -> Iterator[BackpropId]:
     """Yield a fresh :class:`BackpropId` named ``name``, recorded on inside the block.
+
+    Once the block has ended, the graph takes no new leaf.
 
     >>> with backprop_scope('bp_x') as bp_x:
     ...     x = require_grad(numpy.ones(2), bp_x)
@@ -99,8 +181,11 @@ def backprop_scope(name: str) -> Iterator[BackpropId]:
     if not isinstance(name, str):
         raise FuncgradTypeError(f"backprop_scope name must be a str, got {type(name).__name__}")
     bp = BackpropId(name)
-    with recording(bp):
-        yield bp
+    try:
+        with recording(bp):
+            yield bp
+    finally:
+        _CLOSED.add(bp)
 
 
 def _conversion_error(node: Node, what: str) -> NodeConversionError:
@@ -347,7 +432,7 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     (0, True)
     """
     bp = _check_id(backprop_id)
-    if bp not in _ACTIVE.get():
+    if bp not in _ACTIVE.get() or bp in _CLOSED:
         raise BackpropError(
             f"graph {bp.name!r} is not open here: use its BackpropId inside its "
             "backprop_scope block"

@@ -21,6 +21,7 @@ HIERARCHY = [
     (fg.MissingRuleError, NotImplementedError),
     (errors.FuncgradTypeError, TypeError),
     (errors.FuncgradValueError, ValueError),
+    (errors.FuncgradStateError, RuntimeError),
 ]
 
 
