@@ -12,11 +12,13 @@ array([0., 1.])
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy
 
 from . import numpy as fnp
+from .backend import is_lazy, namespace
 from .errors import FuncgradTypeError, FuncgradValueError
 from .numpy._core import index_data
 from .numpy.reductions import keepdims_shape, normalize_axes
@@ -134,13 +136,23 @@ def _one_hot(labels: Any, shape: tuple, axis: int, dtype: Any, like: Any) -> Any
     """Raw one-hot array of ``shape`` from integer class indices along ``axis``."""
     lab = fnp.asarray(index_data(labels, like), like=like)  # on the logits' device
     n = shape[axis]
-    if lab.size and (int(lab.min()) < 0 or int(lab.max()) >= n):
+    xp = namespace(lab)
+    if is_lazy(xp):  # reading the labels now would compute them: checked when computed
+        lab = xp.checked(lab, functools.partial(_labels_within, n=n), FuncgradValueError(
+            f"softmax_cross_entropy: labels must lie in [0, {n}) for {n} classes along "
+            f"axis {axis}"))
+    elif lab.size and (int(lab.min()) < 0 or int(lab.max()) >= n):
         raise FuncgradValueError(
             f"softmax_cross_entropy: labels must lie in [0, {n}) for {n} classes along "
             f"axis {axis}, got values in [{int(lab.min())}, {int(lab.max())}]"
         )
     classes = fnp.arange(n, like=like).reshape((n,) + (1,) * (len(shape) - 1 - axis))
     return fnp.equal(fnp.expand_dims(lab, axis), classes).astype(dtype)
+
+
+def _labels_within(chunk: Any, n: int) -> bool:
+    """Whether a computed chunk of labels lies in ``[0, n)``."""
+    return chunk.size == 0 or bool((chunk.min() >= 0) & (chunk.max() < n))
 
 
 def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1) -> Any:

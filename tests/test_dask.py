@@ -8,7 +8,6 @@ funcgrad builds a gradient: the count must stay 0 until ``.compute()``.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 
@@ -17,31 +16,10 @@ import pytest
 
 da = pytest.importorskip("dask.array", reason="Dask is optional: pip install funcgrad[dask]")
 import dask
+from lazy import chunked, counting
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-
-
-class Counter:
-    """A Dask scheduler that counts the graphs it is asked to compute."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, dsk, keys, **kwargs):
-        self.calls += 1
-        return dask.get(dsk, keys, **kwargs)
-
-
-@contextlib.contextmanager
-def counting():
-    counter = Counter()
-    with dask.config.set(scheduler=counter):
-        yield counter
-
-
-def chunked(a, chunks=2):
-    return da.from_array(np.asarray(a), chunks=chunks)
 
 
 def computed(tree):

@@ -87,7 +87,7 @@ W = np.array([0.3, -0.2, 0.5])
 
 def test_combinator_wrapped_functions_round_trip_through_cloudpickle():
     scale = 0.5  # a closed-over constant travels with the function
-    local = lambda w, x: _loss(w, x) * scale  # noqa: E731
+    local = lambda w, x: _loss(w, x) * scale
     for make in (fg.grad, fg.value_and_grad, fg.hessian, fg.jacobian, fg.jacfwd):
         wrapped = make(local)
         back = _round_trip(wrapped)

@@ -163,9 +163,6 @@ class _Linalg:
             return _packed(a, "qr", [(n, m), (k,)], {"mode": "raw"})
         if mode == "r":
             return _packed(a, "qr", [(k, n)], {"mode": "r"})[0]
-        if mode == "reduced" and a.ndim == 2 and a.numblocks[0] > 1 and m >= n:
-            # Tall and skinny, in row chunks: Dask's own TSQR, chunk by chunk.
-            return da.linalg.qr(a.rechunk({1: -1}))
         cols = m if mode == "complete" else k
         return _packed(a, "qr", [(m, cols), (cols, n)], {"mode": mode})
 
@@ -205,27 +202,61 @@ def _parts(index: Any) -> tuple:
 
 
 def getitem(x: Any, index: Any) -> Any:
-    """``x[index]`` with NumPy's rules, several integer arrays included (``vindex``)."""
+    """``x[index]`` with NumPy's rules, where Dask's own indexing lacks them.
+
+    Dask indexes with one integer array of at most one dimension; several, or
+    one of more dimensions (``take`` along an axis, ``diagonal``, ``sort``),
+    are gathered through the flat positions of the elements picked.
+    """
     parts = _parts(index)
-    arrays = [k for k, p in enumerate(parts)
-              if isinstance(p, list) or (_is_array(p) and getattr(p, "ndim", 0) > 0)]
-    if len(arrays) <= 1:
+    advanced = [p for p in parts if isinstance(p, list) or (_is_array(p) and p.ndim > 0)]
+    if len(advanced) == 0 or (len(advanced) == 1 and (advanced[0].dtype.kind == "b"
+                                                      or advanced[0].ndim == 1)):
         return x[index]
-    if any(p is None for p in parts) or any(getattr(parts[k], "dtype", numpy.dtype(int)).kind
-                                             == "b" for k in arrays):
+    return _gather(x, parts)
+
+
+def _gather(x: Any, parts: tuple) -> Any:
+    """``x[parts]`` (integer arrays, ints, slices, Ellipsis) as a gather of flat positions."""
+    if any(p is None for p in parts) or any(
+            _is_array(p) and p.dtype.kind == "b" for p in parts):
         raise FuncgradTypeError(
-            "Dask arrays: indexing with several arrays takes integer arrays, ints and slices "
-            f"(no None, no boolean masks); got {index!r}"
+            "Dask arrays: indexing with several arrays (or one of several dimensions) takes "
+            f"integer arrays, ints, slices and Ellipsis (no None, no boolean masks); got {parts!r}"
         )
-    out = x.vindex[tuple(parts)]
-    # NumPy puts the broadcast axes where the advanced indices are when these are
-    # adjacent (ints count as advanced); vindex always puts them first.
-    advanced = [k for k, p in enumerate(_expand(parts, x.ndim))
-                if not isinstance(p, slice)]
-    if advanced == list(range(advanced[0], advanced[-1] + 1)) and advanced[0] > 0:
-        nb = out.ndim - sum(1 for p in _expand(parts, x.ndim) if isinstance(p, slice))
-        out = da.moveaxis(out, tuple(range(nb)), tuple(range(advanced[0], advanced[0] + nb)))
-    return out
+    parts = _expand(parts, x.ndim)
+    adv = [k for k, p in enumerate(parts) if not isinstance(p, slice)]
+    arrays = {k: da.asarray(parts[k]) for k in adv}
+    bshape = numpy.broadcast_shapes(*(a.shape for a in arrays.values()))
+    # NumPy's placement: the broadcast axes where the advanced indices are, when these
+    # are adjacent; otherwise first.
+    at = adv[0] if adv == list(range(adv[0], adv[-1] + 1)) else 0
+    sliced = {k: range(*parts[k].indices(x.shape[k])) for k in range(x.ndim) if k not in arrays}
+    before = [k for k in sliced if k < at] if at else []
+    after = [k for k in sliced if k not in before]
+    shape = (tuple(len(sliced[k]) for k in before) + bshape
+             + tuple(len(sliced[k]) for k in after))
+    where = {k: i for i, k in enumerate(before)}
+    where.update({k: len(before) + len(bshape) + i for i, k in enumerate(after)})
+    flat = da.zeros((), dtype=numpy.int64)
+    stride = 1
+    for k in reversed(range(x.ndim)):
+        n = x.shape[k]
+        if k in arrays:
+            a = arrays[k].astype(numpy.int64)
+            a = da.where(a < 0, a + n, a)
+            lead = len(before) + len(bshape) - a.ndim
+            idx = a.reshape((1,) * lead + a.shape + (1,) * (len(shape) - lead - a.ndim))
+        else:
+            r = sliced[k]
+            idx = da.arange(r.start, r.stop, r.step, dtype=numpy.int64) if len(r) else (
+                da.zeros((0,), dtype=numpy.int64))
+            idx = idx.reshape(tuple(len(r) if i == where[k] else 1 for i in range(len(shape))))
+        flat = flat + idx * stride
+        stride *= n
+    flat = da.broadcast_to(flat, shape)
+    picked = xp.reshape(x, (-1,))[xp.reshape(flat, (-1,))]
+    return xp.reshape(picked, shape)
 
 
 def _expand(parts: tuple, ndim: int) -> tuple:
@@ -324,6 +355,46 @@ def _index_add_masked(g: Any, parts: tuple, shape: tuple) -> Any:
                         align_arrays=False, meta=g._meta)
 
 
+def _block(x: Any, b: tuple) -> Any:
+    """Block ``b`` of ``x`` as a Delayed value."""
+    return dask.delayed(_same, pure=True)(x.blocks[b])
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def _index_add_basic(g: Any, parts: tuple, shape: tuple) -> Any:
+    """``index_add`` for slices, ints, None and Ellipsis: no element is picked twice,
+    so Dask's (lazy) assignment into zeros serves."""
+    out = da.zeros(shape, dtype=g.dtype)
+    if g.size == 0:
+        return out
+    full = _expand_with_none(parts, len(shape))
+    if any(p is None for p in full):  # the axes of length 1 that None added to g go
+        g = g[tuple(0 if p is None else slice(None) for p in full if not _is_int(p))]
+    out[tuple(p for p in full if p is not None)] = g
+    return out
+
+
+def _is_int(p: Any) -> bool:
+    return isinstance(p, (int, numpy.integer)) or (_is_array(p) and p.ndim == 0)
+
+
+def _expand_with_none(parts: tuple, ndim: int) -> tuple:
+    """``parts`` with Ellipsis expanded to full slices, None kept (it takes no axis)."""
+    taking = [p for p in parts if p is not None and p is not Ellipsis]
+    fill = (slice(None),) * (ndim - len(taking))
+    out = []
+    for p in parts:
+        if p is Ellipsis:
+            out.extend(fill)
+            fill = ()
+        else:
+            out.append(p)
+    return tuple(out) + fill
+
+
 def index_add(g: Any, index: Any, shape: tuple) -> Any:
     """Zeros of ``shape`` with ``g`` added at ``index``, repeated indices accumulating.
 
@@ -343,6 +414,8 @@ def index_add(g: Any, index: Any, shape: tuple) -> Any:
             f"Dask arrays: cannot scatter a gradient of shape {g.shape} into shape {shape}, "
             "whose length is unknown (call compute_chunk_sizes() on the array first)"
         )
+    if not any(isinstance(p, list) or (_is_array(p) and p.ndim > 0) for p in parts):
+        return _index_add_basic(g, parts, shape)
     # NumPy masks have known sizes: their integer positions serve as well.
     parts = tuple(q for p in parts
                   for q in (p.nonzero() if isinstance(p, numpy.ndarray) and p.dtype.kind == "b"
@@ -352,9 +425,12 @@ def index_add(g: Any, index: Any, shape: tuple) -> Any:
     pos = pos.rechunk(g.chunks) if pos.shape == g.shape else da.broadcast_to(
         pos, g.shape).rechunk(g.chunks)
     template = da.zeros(shape, dtype=g.dtype, chunks=out_chunks)
+    # Each block of g (and of its positions) reaches every output block as a Delayed
+    # value: the block itself, not the whole g, and no graph optimization now.
     partials = [
-        template.map_blocks(_scatter_task, p, v, shape, dtype=g.dtype, meta=g._meta)
-        for p, v in zip(pos.to_delayed().ravel(), g.to_delayed().ravel(), strict=True)
+        template.map_blocks(_scatter_task, _block(pos, b), _block(g, b), shape, dtype=g.dtype,
+                            meta=g._meta)
+        for b in numpy.ndindex(*g.numblocks)
     ]
     if len(partials) == 1:
         return partials[0]
@@ -435,12 +511,35 @@ class DaskNamespace:
         return da.asarray(a, dtype=dtype)
 
     @staticmethod
+    def einsum(subscripts, *operands, **kwargs):
+        """``da.einsum``, each label's axes chunked alike first (Dask aligns the axes of
+        different operands, not two axes of one operand: ``'ii->'``)."""
+        ins = subscripts.split("->")[0].split(",")
+        if len(ins) != len(operands) or "." in subscripts:
+            return da.einsum(subscripts, *operands, **kwargs)
+        chunks: dict = {}
+        aligned = []
+        for sub, op in zip(ins, operands, strict=True):
+            op = da.asarray(op)
+            want = {}
+            for axis, label in enumerate(sub):
+                if label not in chunks:
+                    chunks[label] = op.chunks[axis]
+                elif op.chunks[axis] != chunks[label]:
+                    want[axis] = chunks[label]
+            aligned.append(op.rechunk(want) if want else op)
+        return da.einsum(subscripts, *aligned, **kwargs)
+
+    @staticmethod
     def reshape(x, shape):
         """``da.reshape``; lengths unknown yet (NaN) allow unit axes to come and go."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         x = da.asarray(x)
         if backend.known_shape(x.shape):
-            return da.reshape(x, shape)
+            try:
+                return da.reshape(x, shape)
+            except NotImplementedError:  # not a merge or split of axes: through one axis
+                return da.reshape(da.reshape(x, (-1,)), shape)
         kept = [n for n in x.shape if n != 1]
         if -1 in shape and len(kept) == 1:
             shape = tuple(kept[0] if n == -1 else n for n in shape)
