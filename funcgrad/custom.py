@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -52,6 +53,10 @@ from .node import (
 )
 from .numpy import zeros_like
 from .primitive import Primitive, _by_reference, _named, bind
+
+
+# The custom_vjp functions whose fwd is running in this context.
+_IN_FWD: ContextVar[frozenset] = ContextVar("funcgrad_custom_vjp_fwd", default=frozenset())
 
 
 class Bundle(tuple):
@@ -342,7 +347,9 @@ class custom_vjp:
         return getattr(self.fun, "__name__", "custom_vjp")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.fwd is None:
+        if self.fwd is None or self in _IN_FWD.get():
+            # Inside its own fwd (``return f(x), res``, as JAX's docs write it) the
+            # function is just itself: fwd's result is what gets differentiated.
             return self.fun(*args, **kwargs)
         leaves, treedef = tree.flatten(args)
         if not any(type(v) is Node for v in leaves):
@@ -361,7 +368,11 @@ class custom_vjp:
         # when it is an argument too.
         seen = [make_node(v.value, v.graphs, _ARGUMENT, (v,), None, v.rank + 1)
                 if type(v) is Node else v for v in leaves]
-        res = self.fwd(*tree.unflatten(treedef, seen), **kwargs)
+        token = _IN_FWD.set(_IN_FWD.get() | {self})
+        try:
+            res = self.fwd(*tree.unflatten(treedef, seen), **kwargs)
+        finally:
+            _IN_FWD.reset(token)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise FuncgradTypeError(
                 f"custom_vjp {name}: fwd must return a pair (out, residuals), "

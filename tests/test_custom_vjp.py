@@ -167,3 +167,28 @@ def test_pytree_arguments_and_integer_outputs():
     np.testing.assert_allclose(g["w"], [2.0, 5.0])
     np.testing.assert_allclose(g["b"], [10.0, 30.0])  # the custom rule, not the true one
     assert fg.value_and_grad(lambda p: (f(p)[0], f(p)[1]), has_aux=True)(p)[0][1] == 1
+
+
+def test_fwd_may_call_the_function_itself_as_jax_users_write_it():
+    # JAX's docs write ``def f_fwd(x): return f(x), residuals``: no recursion.
+    calls = {"fwd": 0, "bwd": 0}
+
+    @fg.custom_vjp
+    def f(x):
+        return fnp.sin(x) * 2.0
+
+    def f_fwd(x):
+        calls["fwd"] += 1
+        return f(x), fnp.cos(x)
+
+    def f_bwd(cos_x, g):
+        calls["bwd"] += 1
+        return (2.0 * cos_x * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    x = np.array(0.4)
+    np.testing.assert_allclose(f(x), 2 * np.sin(x))
+    np.testing.assert_allclose(fg.grad(f)(x), 2 * np.cos(x), rtol=1e-14)
+    assert calls == {"fwd": 1, "bwd": 1}
+    np.testing.assert_allclose(fg.grad(fg.grad(f))(x), -2 * np.sin(x), rtol=1e-14)
+    np.testing.assert_allclose(fg.jvp(f, (x,), (np.array(3.0),))[1], 6 * np.cos(x), rtol=1e-14)
