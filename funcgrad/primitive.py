@@ -131,7 +131,7 @@ class Primitive:
                 return self._dispatch(args, kwargs)
         try:
             return self.numpy_impl(*args, **kwargs)
-        except NodeConversionError:  # a list or tuple argument holds Nodes
+        except TypeError:  # a list or tuple argument holds Nodes (or device arrays)
             converted = array_likes(args)
             if converted is None:
                 raise
@@ -203,7 +203,7 @@ class UnaryPrimitive(Primitive):
         if t in NUMPY_TYPES:
             try:
                 return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
-            except NodeConversionError:  # a list or tuple holding Nodes
+            except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x,))
                 if converted is None:
                     raise
@@ -229,7 +229,7 @@ class BinaryPrimitive(Primitive):
         if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
             try:
                 return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
-            except NodeConversionError:  # a list or tuple holding Nodes
+            except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x, y))
                 if converted is None:
                     raise
@@ -336,12 +336,25 @@ def holds_node(obj: Any) -> bool:
     return (t is list or t is tuple) and any(holds_node(o) for o in obj)
 
 
+def _holds_device_array(obj: Any) -> bool:
+    """Whether a list holds (at any depth) an array that is not NumPy's (CuPy, Dask...)."""
+    return any(_holds_device_array(o) if type(o) is list
+               else type(o) not in NUMPY_TYPES and hasattr(o, "shape") for o in obj)
+
+
+def _is_array_like(a: Any) -> bool:
+    # Tuples holding device arrays are left alone: they are indices (x[i, j]).
+    t = type(a)
+    return (t is list or t is tuple) and (holds_node(a) or t is list and _holds_device_array(a))
+
+
 def array_likes(args: tuple) -> tuple | None:
-    """``args`` with each list or tuple holding a Node made one Node; None if there is none."""
-    if not _to_array or not any(type(a) in _SEQUENCES and holds_node(a) for a in args):
+    """``args`` with each list or tuple holding a Node -- or each list holding device
+    arrays, which NumPy cannot take -- made one array; None if there is none."""
+    if not _to_array or not any(_is_array_like(a) for a in args):
         return None
     convert = _to_array[0]
-    return tuple(convert(a) if type(a) in _SEQUENCES and holds_node(a) else a for a in args)
+    return tuple(convert(a) if _is_array_like(a) else a for a in args)
 
 
 def _check_rules_exist(prim: Primitive, args: tuple) -> None:

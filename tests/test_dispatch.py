@@ -180,3 +180,20 @@ def test_to_device_moves_to_and_from_a_registered_device(standin):
     back = fg.to_device(a, "cpu")
     assert type(back) is np.ndarray
     np.testing.assert_array_equal(back, [0.0, 1.0, 2.0])
+
+
+def test_lists_of_device_arrays_are_arrays_on_that_device(standin):
+    # NumPy takes lists of arrays as arrays; so does funcgrad, for any device's arrays.
+    a, b = standin.put(np.array([1.0, 2.0])), standin.put(np.array([3.0, 5.0]))
+    m = fnp.mean([a, b], axis=0)
+    assert type(m) is standin.StrictArray
+    np.testing.assert_array_equal(standin.get(m), [2.0, 3.5])
+    s = fnp.add([a, b], 1.0)
+    np.testing.assert_array_equal(standin.get(s), [[2.0, 3.0], [4.0, 6.0]])
+    g = fg.grad(lambda w: fnp.sum(fnp.multiply([a, w], [w, b])))(standin.put(np.ones(2)))
+    np.testing.assert_array_equal(standin.get(g), standin.get(a) + standin.get(b))
+    # a tuple holding device arrays is an index, not an array-like
+    x = standin.put(np.arange(6.0).reshape(2, 3))
+    idx = standin.put(np.array([1, 0]))
+    np.testing.assert_array_equal(standin.get(fnp.getitem(x, (idx, slice(0, 2)))),
+                                  [[3.0, 4.0], [0.0, 1.0]])
