@@ -277,9 +277,30 @@ class Graph:
         return bundle
 
 
+def _dot_char(ch: str) -> str:
+    if ch == "\n":
+        return "\\n"  # DOT's line break
+    if ch in '"\\':
+        return "\\" + ch
+    code = ord(ch)
+    if code < 32 or 127 <= code < 160 or 0xD800 <= code < 0xE000 or code in (0x2028, 0x2029):
+        # A control character (NUL included), a lone surrogate or a Unicode line
+        # separator: not valid in DOT source, or a line break to line-oriented
+        # tools, so shown as text, with an escaped backslash: \x00.
+        return f"\\\\x{code:02x}" if code < 256 else f"\\\\u{code:04x}"
+    return ch
+
+
 def _dot_str(text: str) -> str:
-    """``text`` as a quoted DOT string (newlines become DOT's ``\\n``)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """``text`` as a quoted DOT string, valid whatever it holds.
+
+    Quotes and backslashes are escaped, newlines become DOT's ``\\n``, and
+    control characters and lone surrogates are written out as ``\\x00``.
+
+    >>> print(_dot_str('say "hi"' + chr(0)))
+    "say \\"hi\\"\\\\x00"
+    """
+    return '"' + "".join(_dot_char(ch) for ch in str(text)) + '"'
 
 
 def trace(fun: Callable, *args: Any) -> Graph:

@@ -120,6 +120,46 @@ def test_to_dot_quotes_labels():
     assert fg.graph._dot_str('a "b" \\ c\nd') == '"a \\"b\\" \\\\ c\\nd"'
 
 
+# Every character that DOT source cannot hold as it is, and a few that need escaping.
+HOSTILE = "".join(map(chr, range(32))) + '\x7f\x85"\\{}[];<>&\ud800 \u2028 end\\'
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _hostile_graph():
+    weird = fg.primitive(lambda x: x * 2.0)
+    weird.name = "w" + HOSTILE
+    fg.defvjp(weird, lambda g, ans, x: g * 2.0)
+    return fg.trace(lambda x: fnp.sum(weird(x)), np.ones(2))
+
+
+def _check_dot_syntax(dot: str) -> None:
+    """Quoted strings close on their line, hold no raw control character, and nothing
+    outside them holds a quote or a control character (DOT's lexical rules)."""
+    for line in dot.splitlines():
+        for q in _QUOTED.findall(line):
+            assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in q), repr(q)
+            q.encode("utf-8")  # no lone surrogate
+        rest = _QUOTED.sub("", line)
+        assert '"' not in rest and not any(ord(c) < 32 for c in rest), repr(line)
+
+
+def test_to_dot_is_valid_for_any_name():
+    g = _hostile_graph()
+    dot = g.to_dot(name="graph" + HOSTILE)
+    _check_dot_syntax(dot)
+    assert "\\\\x00" in dot  # NUL shown as text, its backslash escaped
+    assert 'label="%1 w\\\\x00\\\\x01' in dot  # the label begins as the name does
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_to_dot_with_any_name_renders_with_graphviz():
+    dot = _hostile_graph().to_dot(name=HOSTILE)
+    svg = subprocess.run(
+        ["dot", "-Tsvg"], input=dot.encode("utf-8"), capture_output=True, check=True
+    ).stdout
+    assert b"<svg" in svg and b"\\x00" in svg
+
+
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_to_dot_renders_with_graphviz(g):
     svg = subprocess.run(

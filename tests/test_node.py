@@ -9,7 +9,9 @@ accident.
 
 from __future__ import annotations
 
+import gc
 import operator
+import weakref
 
 import numpy as np
 import pyrsistent
@@ -360,3 +362,28 @@ def test_the_frozen_error_is_a_library_error_and_attrs_one():
         x.value = np.zeros(2)
     assert isinstance(info.value, attrs.exceptions.FrozenInstanceError)
     assert isinstance(info.value, AttributeError)
+
+
+def test_nodes_can_be_weak_referenced():
+    x = fg.require_grad(np.array([1.0, 2.0]))
+    y = fnp.sin(x) * x
+    refs = [weakref.ref(x), weakref.ref(y)]
+    cache = weakref.WeakKeyDictionary({y: "seen"})
+    assert refs[1]() is y and cache[y] == "seen"
+    del x, y
+    gc.collect()
+    assert [r() for r in refs] == [None, None]  # weak references keep nothing alive
+    assert len(cache) == 0
+
+
+def test_nodes_met_in_a_traced_function_die_when_the_combinator_returns():
+    refs = []
+
+    def f(x):
+        y = fnp.tanh(x) * 2.0
+        refs.extend([weakref.ref(x), weakref.ref(y)])
+        return fnp.sum(y)
+
+    g = fg.grad(f)(np.ones(3))
+    np.testing.assert_allclose(g, 2 * (1 - np.tanh(1.0) ** 2))
+    assert refs and all(r() is None for r in refs)  # no collection needed: no cycles
