@@ -62,7 +62,27 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str):
+    # ``fg.dask`` is imported on first use: ``import funcgrad`` never imports Dask.
+    if name == "dask":
+        import importlib
+
+        try:
+            return importlib.import_module("funcgrad.dask")
+        except ImportError as exc:
+            raise ImportError(
+                f"fg.dask needs Dask: pip install funcgrad[dask] ({exc})"
+            ) from exc
+    raise AttributeError(f"module 'funcgrad' has no attribute {name!r}")
+
+
+def _optional_modules() -> list:
+    import importlib.util
+
+    return ["dask"] if importlib.util.find_spec("dask") is not None else []
+
+
 def __dir__() -> list:
-    return sorted(__all__ + _PUBLIC_MODULES) + [
+    return sorted(__all__ + _PUBLIC_MODULES + _optional_modules()) + [
         n for n in globals() if n.startswith("__") and n.endswith("__")
     ]

@@ -28,6 +28,7 @@ FUNCGRAD = {
     "TimerHook", "PrintHook", "debug_nans", "check_grads", "device_of", "to_device",
     "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay",
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
+    "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
 }
 
 # API.md §2.
@@ -53,7 +54,7 @@ NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
 MODULES = [
-    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree"}, id="funcgrad"),
+    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask"}, id="funcgrad"),
     pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
     pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),

@@ -44,7 +44,8 @@ import numpy
 from .. import backend
 from ..errors import FuncgradTypeError, FuncgradValueError
 
-__all__ = ["checked", "index_add", "row_blocks", "tree_reduce", "xp"]
+__all__ = ["as_dask", "checked", "delayed", "index_add", "persisted", "row_blocks", "shared",
+           "tree_reduce", "xp"]
 
 
 def _device(x: Any) -> str:
@@ -589,6 +590,24 @@ def row_blocks(arrays: tuple) -> list[tuple]:
             a = a.rechunk(wanted)
         split.append(a.to_delayed().reshape(-1))
     return list(zip(*split, strict=True))
+
+
+def as_dask(a: Any) -> Any:
+    """``a`` as a Dask array."""
+    return da.asarray(a)
+
+
+def shared(value: Any) -> Any:
+    """``value`` as one Delayed value (Dask collections inside it computed), which
+    many tasks can take without each carrying a copy."""
+    return dask.delayed(value)
+
+
+def persisted(value: Any) -> Any:
+    """``value`` (a pytree holding Dask collections) with them computed and kept:
+    ``dask.persist`` (futures, on a distributed client)."""
+    (kept,) = dask.persist(value)
+    return kept
 
 
 def delayed(fun: Any) -> Any:
