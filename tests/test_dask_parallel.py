@@ -18,10 +18,10 @@ import pytest
 
 da = pytest.importorskip("dask.array", reason="Dask is optional: pip install funcgrad[dask]")
 import dask
+from lazy import counting
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from lazy import counting
 
 RNG = np.random.default_rng(11)
 N, D = 23, 3

@@ -13,6 +13,7 @@ undocumented.  Building the HTML (warnings as errors) is CI's job (``.ci/run``).
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import pathlib
 import re
 import warnings
@@ -37,8 +38,14 @@ def test_the_guide_has_examples():
     assert sum(len(_blocks(p)) for p in PAGES) >= 20
 
 
+# Pages whose examples need an optional package.
+NEEDS = {"dask.md": "distributed"}
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
 def test_page_examples_run(page):
+    if page.name in NEEDS:
+        pytest.importorskip(NEEDS[page.name], reason=f"{page.name} needs {NEEDS[page.name]}")
     namespace: dict = {"__name__": f"docs.{page.stem}"}
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=FLAGS)
     with warnings.catch_warnings():
@@ -62,12 +69,14 @@ def _public(module) -> set[str]:
 # The reference documents each module's public names; submodules get pages of
 # their own, and the constants (plain floats and None) are described in prose.
 REFERENCE = [
-    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "tree"}),
+    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "tree", "dask"}),
     (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "pi", "e", "inf", "nan", "newaxis"}),
     (fnp.linalg, "funcgrad.numpy.linalg", _public(fnp.linalg)),
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
 ]
+if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
+    REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))
 DIRECTIVE = re.compile(r"^\.\. (?:auto)?(?:function|class|data|exception):: ([\w.]+)", flags=re.MULTILINE)
 
 
