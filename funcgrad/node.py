@@ -72,7 +72,7 @@ class Block:
     Subclasses say how the block changes the value (:meth:`change`).
     """
 
-    __slots__ = ("_before", "_pushed", "_stack_token", "_value_token")
+    __slots__ = ("_before", "_below", "_pushed", "_stack_token", "_value_token")
 
     def change(self, value: Any) -> Any:
         raise NotImplementedError
@@ -99,15 +99,16 @@ class ContextStack:
 
     def enter(self, block: Block) -> None:
         before = self.var.get()
-        block._before = before
+        below = self.blocks.get()
         value = block.change(before)
-        pushed = self.blocks.get() + (block,)
-        block._pushed = pushed
-        block._stack_token = self.blocks.set(pushed)
+        pushed = below + (block,)
+        block._before, block._below, block._pushed = before, below, pushed
         try:
+            block._stack_token = self.blocks.set(pushed)
             block._value_token = self.var.set(value)
-        except BaseException:  # an interrupt between the two: undo the first
-            self.blocks.reset(block._stack_token)
+        except BaseException:  # interrupted: the block never began, so undo it
+            self.blocks.set(below)
+            self.var.set(before)
             raise
 
     def exit(self, block: Block, what: str) -> None:
@@ -119,6 +120,10 @@ class ContextStack:
                 return
             except ValueError:  # entered in a copy of this context: undone below
                 pass
+            except BaseException:  # interrupted: the block has ended all the same
+                self.var.set(block._before)
+                self.blocks.set(block._below)
+                raise
         if not any(b is block for b in blocks):
             raise FuncgradStateError(
                 f"{what} ended twice, or in another thread or task than the one it began in"
@@ -129,8 +134,13 @@ class ContextStack:
         value = rest[0]._before if rest else block._before
         for b in rest:
             value = b.change(value)
-        self.blocks.set(rest)
-        self.var.set(value)
+        try:
+            self.blocks.set(rest)
+            self.var.set(value)
+        except BaseException:
+            self.blocks.set(rest)
+            self.var.set(value)
+            raise
 
 
 # The graphs new nodes are recorded on: the default graph, every open
@@ -522,17 +532,24 @@ class _Collector:
         self.user = 0  # of which, inside user code now (innermost)
         self.wanted = True  # the user's setting: collector on when no fold runs
 
-    def settle(self) -> None:
-        """Switch the collector to what the counts say (idempotent; lock held)."""
-        if self.busy and not self.user:
-            gc.disable()
-        elif self.wanted:  # user code runs, or the last fold is over
-            gc.enable()
-
 
 _COLLECTOR = _Collector()
 _COLLECTOR_LOCK = threading.Lock()
 _THREAD = threading.local()  # .stack: per thread, True for user code, False for a fold
+
+
+# Signals: a KeyboardInterrupt is raised only where the interpreter checks for
+# one -- after a call or on entering a Python function, never between plain
+# attribute and arithmetic steps.  So each transition makes its calls first,
+# changes the counts in steps that call nothing, then switches the collector;
+# interrupted there, an entry is undone and an exit completed.
+
+
+def _switch(c: _Collector) -> None:
+    if c.busy and not c.user:
+        gc.disable()
+    elif c.wanted:  # user code runs, or the last fold is over
+        gc.enable()
 
 
 def _push(user: bool) -> None:
@@ -541,42 +558,46 @@ def _push(user: bool) -> None:
         stack = _THREAD.stack = []
     c = _COLLECTOR
     with _COLLECTOR_LOCK:
-        if not stack:
-            if not c.busy:
-                c.wanted = gc.isenabled()
-            c.busy += 1
-        elif stack[-1]:
-            c.user -= 1
-        stack.append(user)
-        if user:
-            c.user += 1
+        enabled = gc.isenabled()
+        depth = len(stack)
+        saved = (c.busy, c.user, c.wanted)
         try:
-            c.settle()
-        except BaseException:  # an interrupt: undo, leaving no count behind
-            _pop_locked(stack, c)
+            if not depth:
+                if not c.busy:
+                    c.wanted = enabled
+                c.busy += 1
+            elif stack[-1]:
+                c.user -= 1
+            stack += [user]
+            if user:
+                c.user += 1
+            _switch(c)
+        except BaseException:  # interrupted: the block never began, so undo it
+            c.busy, c.user, c.wanted = saved
+            del stack[depth:]
+            _switch(c)
             raise
 
 
 def _pop() -> None:
+    stack = _THREAD.stack
     c = _COLLECTOR
     with _COLLECTOR_LOCK:
-        _pop_locked(_THREAD.stack, c)
-
-
-def _pop_locked(stack: list, c: _Collector) -> None:
-    if stack.pop():
-        c.user -= 1
-        c.wanted = gc.isenabled()  # what user code left is the user's setting
-    if stack:
+        enabled = gc.isenabled()
         if stack[-1]:
-            c.user += 1
-    else:
-        c.busy -= 1
-    try:
-        c.settle()
-    except BaseException:
-        c.settle()
-        raise
+            c.user -= 1
+            c.wanted = enabled  # what user code left is the user's setting
+        del stack[-1]
+        if stack:
+            if stack[-1]:
+                c.user += 1
+        else:
+            c.busy -= 1
+        try:
+            _switch(c)
+        except BaseException:  # interrupted: the block has ended all the same
+            _switch(c)
+            raise
 
 
 class collector_paused:
