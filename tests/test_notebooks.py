@@ -48,6 +48,9 @@ def test_notebook_runs(path, kernel):
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     nb = nbformat.read(path, as_version=4)
+    # A notebook that needs an optional package says so in its metadata.
+    for package in nb.metadata.get("funcgrad", {}).get("requires", []):
+        pytest.importorskip(package, reason=f"{path.name} needs {package}")
     client = nbclient.NotebookClient(
         nb, kernel_name=kernel, timeout=120, resources={"metadata": {"path": str(path.parent)}}
     )

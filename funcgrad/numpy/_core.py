@@ -121,11 +121,11 @@ def bcast(t: Any, ans: Any) -> Any:
     s = shape_of(ans)
     ts = shape_of(t)
     if ts != s and not same_shape(ts, s):
-        if known_shape(s):
+        if known_shape(s) and not lazy(ans):
             from . import shape as shp
 
             t = shp.broadcast_to(t, s)
-        else:  # lengths a lazy namespace does not know yet: broadcast against the output
+        else:  # a lazy namespace: against the output, chunked as it is (lengths unknown too)
             from .elementwise import add
 
             t = add(t, zeros_of(ans))

@@ -12,7 +12,7 @@ import math
 import numpy
 
 from ..errors import FuncgradValueError
-from ._core import defjvp, defvjp, known_shape, primitive, raw, shape_of, xp_of, zeros_of
+from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of, zeros_of
 from ._core import namespace as _ns
 
 
@@ -44,11 +44,14 @@ def expand_to(g, like, axis, keepdims: bool):
     shape = tuple(like) if isinstance(like, (tuple, list)) else shape_of(like)
     if not keepdims:
         g = reshape(g, keepdims_shape(shape, axis))
-    if known_shape(shape) or isinstance(like, (tuple, list)):
+    if isinstance(like, (tuple, list)) or (known_shape(shape) and not lazy(like)):
         return broadcast_to(g, shape)
+    # A lazy namespace (Dask): broadcast against zeros chunked as ``like`` is, so that the
+    # gradient is split as the input is (broadcast_to would make it one chunk), whatever
+    # lengths it does not know yet.
     from .elementwise import add
 
-    return add(g, zeros_of(like))  # lengths a lazy namespace does not know yet
+    return add(g, zeros_of(like))
 
 
 def _count_of(x, axis):
