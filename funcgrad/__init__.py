@@ -47,6 +47,7 @@ from .node import (
     value_of,
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
+from .replay import replay
 
 __version__ = "0.1.0"
 from . import tree

@@ -29,9 +29,11 @@ from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError
 class Namespace:
     """A registered array namespace (see :func:`register_namespace`)."""
 
-    __slots__ = ("absorbs_numpy", "device", "device_prefix", "from_host", "lazy", "to_host", "xp")
+    __slots__ = ("absorbs_numpy", "as_array", "device", "device_prefix", "from_host", "lazy",
+                 "to_host", "xp")
 
-    def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host, lazy=False):
+    def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host, lazy=False,
+                 as_array=None):
         self.xp = xp
         self.device = device
         self.absorbs_numpy = absorbs_numpy
@@ -39,6 +41,7 @@ class Namespace:
         self.to_host = to_host
         self.from_host = from_host
         self.lazy = lazy
+        self.as_array = as_array
 
 
 # array type -> Namespace
@@ -81,6 +84,7 @@ def register_namespace(
     to_host: Any = None,
     from_host: Any = None,
     lazy: bool = False,
+    as_array: Any = None,
 ) -> None:
     """Make ``array_type`` dispatch to the array namespace ``xp``.
 
@@ -98,10 +102,12 @@ def register_namespace(
     ``index_add(g, index, shape)`` (zeros of ``shape`` with ``g`` added at
     ``index``, repeated indices accumulating: the gradient of indexing) and
     ``checked(x, predicate, error)`` (``x``, raising ``error`` when it is
-    computed if ``predicate(chunk)`` is false for a chunk).
+    computed if ``predicate(chunk)`` is false for a chunk).  A type that wraps
+    other arrays (fg.replay's recording arrays) may give ``as_array(x)``, its
+    own :func:`as_array`.
     """
     _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
-                                      from_host, lazy)
+                                      from_host, lazy, as_array)
     _lookup.cache_clear()
     _lazy_namespaces.cache_clear()
 
@@ -278,6 +284,21 @@ def borrowed(x: Any) -> bool:
     if flags is not None:  # NumPy's and CuPy's flags (CuPy's have no writeable)
         return not getattr(flags, "owndata", True) or not getattr(flags, "writeable", True)
     return getattr(x, "base", None) is not None
+
+
+def as_array(x: Any) -> Any:
+    """``x``, with a NumPy scalar (what NumPy returns for 0-d results) made a 0-d array.
+
+    >>> as_array(numpy.float64(2.0))
+    array(2.)
+    """
+    if isinstance(x, numpy.generic):
+        return numpy.asarray(x)
+    if type(x) is not numpy.ndarray:
+        entry = _lookup(type(x))
+        if entry is not None and entry.as_array is not None:
+            return entry.as_array(x)
+    return x
 
 
 def is_float_dtype(dtype: Any) -> bool:

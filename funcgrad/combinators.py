@@ -19,7 +19,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import namespace
+from .backend import as_array, namespace
 from .backprop import check_like, gradients, owned, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -39,7 +39,7 @@ _STRIP = PassThrough("identity")
 
 def _array(x: Any) -> Any:
     """NumPy scalars (what ufuncs return for 0-d arrays) as 0-d arrays: results are arrays."""
-    return numpy.asarray(x) if isinstance(x, numpy.generic) else x
+    return as_array(x)
 
 
 def _lower(x: Any, bp: BackpropId) -> Any:

@@ -27,6 +27,9 @@ _HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
 _DEBUG_NANS: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
 _HOOK_BLOCKS = ContextStack(_HOOKS)
 _NAN_BLOCKS = ContextStack(_DEBUG_NANS)
+# Set by fg.replay while it traces: a list told of every fold that runs hooks,
+# which a plan cannot replay (the function then runs eagerly).
+_HOOK_WATCH: ContextVar[list | None] = ContextVar("funcgrad_hook_watch", default=None)
 
 
 class BackwardHook:
@@ -102,7 +105,12 @@ class hooks(Block):
 
 def active_hooks(local: Any = ()) -> tuple:
     """The hooks of the context, then ``local`` ones."""
-    return _HOOKS.get() + (_check_hooks(local) if local else ())
+    found = _HOOKS.get() + (_check_hooks(local) if local else ())
+    if found:
+        watch = _HOOK_WATCH.get()
+        if watch is not None:
+            watch.append(found)
+    return found
 
 
 class debug_nans(Block):

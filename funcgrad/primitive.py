@@ -146,7 +146,7 @@ class Primitive:
         converted = array_likes(args)
         if converted is not None:
             return self(*converted, **kwargs)
-        return self.impl(*args, **kwargs)
+        return foreign(self, args, kwargs)
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
@@ -212,11 +212,13 @@ class UnaryPrimitive(Primitive):
             graphs = x.graphs
             if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
                 v = x.value
-                impl = self.numpy_impl if type(v) in NUMPY_TYPES else self.impl
-                value = impl(v, **kwargs) if kwargs else impl(v)
+                if type(v) in NUMPY_TYPES:
+                    value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
+                else:
+                    value = foreign(self, (v,), kwargs)
                 return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
             return bind(self, (x,), kwargs)
-        return self.impl(x, **kwargs)
+        return foreign(self, (x,), kwargs)
 
 
 class BinaryPrimitive(Primitive):
@@ -249,7 +251,7 @@ class BinaryPrimitive(Primitive):
             elif type(xv) in _SEQUENCES or type(yv) in _SEQUENCES:
                 return bind(self, (x, y), kwargs)  # other namespaces may not raise on Nodes
             else:
-                value = self.impl(xv, yv, **kwargs)
+                value = foreign(self, (xv, yv), kwargs)
         except NodeConversionError:  # the constant is a list or tuple holding Nodes
             converted = array_likes((x, y))
             if converted is None:
@@ -272,7 +274,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         if t is Node:
             raw[i] = v = a.value
             if type(v) not in NUMPY_TYPES:
-                impl = prim.impl
+                impl = None  # not NumPy: computed by foreign()
             g = a.graphs
             if graphs is None:
                 graphs = g
@@ -286,13 +288,16 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         elif t in _SEQUENCES:
             sequences = True
         elif t not in NUMPY_TYPES:
-            impl = prim.impl
-    if sequences and impl is prim.impl:  # other namespaces may not raise on Nodes in lists
-        converted = array_likes(args)
+            impl = None
+    if sequences and (impl is None or impl is prim.impl):  # other namespaces may not raise
+        converted = array_likes(args)                       # on Nodes in lists
         if converted is not None:
             return prim(*converted, **kwargs)
     try:
-        value = impl(*raw, **kwargs) if kwargs else impl(*raw)
+        if impl is None:
+            value = foreign(prim, raw, kwargs)
+        else:
+            value = impl(*raw, **kwargs) if kwargs else impl(*raw)
     except NodeConversionError:  # another argument is a list or tuple holding Nodes
         converted = array_likes(args)
         if converted is None:
@@ -311,6 +316,31 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     if ruleless is not None:
         _check_rules_exist(prim, args)
     return make_node(value, graphs, prim, args, kwargs or None, rank)
+
+
+# -- arrays that run primitives themselves --------------------------------------
+# fg.replay traces a function with its arrays wrapped in recording types; such a
+# type registers a runner, called instead of ``prim.impl`` when an argument is one
+# of its arrays, which records the call as one step of a plan.  The NumPy fast
+# path never looks here: only arguments of other namespaces do.
+
+_RUNNERS: dict[type, Callable] = {}
+
+
+def register_runner(array_type: type, run: Callable) -> None:
+    """Make ``run(prim, args, kwargs)`` compute a primitive given an ``array_type`` argument."""
+    _RUNNERS[array_type] = run
+
+
+def foreign(prim: Primitive, args: Any, kwargs: dict) -> Any:
+    """``prim`` on raw arguments that are not all NumPy data: by the runner of an
+    argument's type when there is one, else by ``prim.impl`` in their namespace."""
+    if _RUNNERS:
+        for a in args:
+            run = _RUNNERS.get(type(a))
+            if run is not None:
+                return run(prim, tuple(args), kwargs)
+    return prim.impl(*args, **kwargs)
 
 
 # -- array-likes: lists and tuples that hold Nodes -------------------------------

@@ -32,6 +32,9 @@ LAYERS = {
     "funcgrad.graph": 6,
     "funcgrad.custom": 6,
     "funcgrad.checks": 6,
+    "funcgrad.tracer": 6,
+    "funcgrad.plan": 6,
+    "funcgrad.replay": 6,
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
     "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster

@@ -1,0 +1,622 @@
+"""Plans: a trace as a flat program of raw-array calls, run again on new inputs (layer 6).
+
+A :class:`Plan` is what :func:`fg.replay <funcgrad.replay>` keeps of one trace
+(:mod:`funcgrad.tracer`): the steps in the order they ran -- the forward
+primitives, the backward rules and the folds' sums, every level of nesting
+flattened -- with slots for the values, and the guards.  It is built once:
+
+- **liveness**: walking back from the outputs, a step whose results nothing
+  reads is dropped (a forward value no rule reads is never computed again),
+  and every slot is released right after its last reader, so a replay holds
+  only the values that a later step reads -- the residuals of the backward
+  rules and the gradients being summed;
+- **registers**: slots share the places of an environment list, a place being
+  taken again as soon as its value is dead;
+- **steps**: each kept entry becomes one small closure made by a factory that
+  is generated (``exec``) once per *shape* of step and cached for the process,
+  so building a plan compiles nothing.  A hot plan is compiled into one
+  straight-line function (see :meth:`Plan.compile`).
+
+Running a plan creates no Node, walks no graph and checks nothing per step
+but its guards: ``bool()`` of data, shapes that depend on data...  A guard
+that does not hold raises :class:`GuardFailed`.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> f = fg.replay(fg.grad(lambda x: fnp.sum(fnp.sin(x) * x)))
+>>> _ = f(numpy.ones(3))
+>>> plan = f.plans[0]
+>>> len(plan.inputs), len(plan.outputs)
+(1, 1)
+>>> [s.op for s in plan.steps]       # the forward sum is dropped: grad does not return it
+['sin', 'ones', 'asarray', 'reshape', 'broadcast_to', '*', '*', 'cos', '*', '+']
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import operator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .graph import _dot_str, _short
+from .tracer import EFFECT, GUARD, Slot, Tape
+
+# Beyond these sizes a display would be unreadable or slow.
+HTML_MAX_ROWS = 500
+COMPILE_MAX_STEPS = 20_000  # beyond it, compiling costs more than it can save
+
+
+class GuardFailed(Exception):
+    """A guard of a plan did not hold: ``ordinal`` is its place, ``observed`` the value seen."""
+
+    def __init__(self, ordinal: int, observed: Any):
+        super().__init__(ordinal, observed)
+        self.ordinal = ordinal
+        self.observed = observed
+
+
+def _fail(ordinal: int, observed: Any) -> None:
+    raise GuardFailed(ordinal, observed)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact equality for guard values: NaN equals NaN, -0.0 differs from 0.0, types match."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if type(a) is complex:
+        return same(a.real, b.real) and same(a.imag, b.imag)
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+# Python operators render as themselves: faster than calling ``operator.add``.
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+           operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
+           operator.matmul: "@", operator.and_: "&", operator.or_: "|", operator.xor: "^",
+           operator.lshift: "<<", operator.rshift: ">>", operator.lt: "<", operator.le: "<=",
+           operator.gt: ">", operator.ge: ">=", operator.eq: "==", operator.ne: "!="}
+_IN_PLACE = {operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
+             operator.itruediv: "/=", operator.ifloordiv: "//=", operator.imod: "%=",
+             operator.ipow: "**=", operator.imatmul: "@=", operator.iand: "&=",
+             operator.ior: "|=", operator.ixor: "^=", operator.ilshift: "<<=",
+             operator.irshift: ">>="}
+_UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+def slots_in(tmpl: Any, out: list) -> list:
+    """The slot numbers in a template, left to right (with repeats)."""
+    t = type(tmpl)
+    if t is Slot:
+        out.append(tmpl.k)
+    elif t is tuple or t is list:
+        for o in tmpl:
+            slots_in(o, out)
+    elif t is dict:
+        for o in tmpl.values():
+            slots_in(o, out)
+    elif t is slice:
+        for o in (tmpl.start, tmpl.stop, tmpl.step):
+            slots_in(o, out)
+    return out
+
+
+def _outs(out: Any) -> tuple:
+    if out is None:
+        return ()
+    if type(out) is int:
+        return (out,)
+    return tuple(o for o in out if o is not None)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a plan, as shown: ``op`` is the primitive, function or operator."""
+
+    index: int
+    op: str
+    kind: str  # 'call', 'in-place' or 'guard'
+    inputs: tuple  # slots read
+    outputs: tuple  # slots written (kept)
+    frees: tuple  # slots released after this step: their last reader
+    args: str  # the arguments as written, slots as %k
+    shape: Any
+    dtype: Any
+    where: str = ""  # for guards: the code that read the value
+
+    def __str__(self) -> str:
+        return f"{self.op}({self.args})"
+
+
+class _Source:
+    """Source text of one step, its parameters gathered apart (the factory's signature)."""
+
+    __slots__ = ("names", "values")
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.values: list = []
+
+    def param(self, value: Any, prefix: str = "c") -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names.append(name)
+        self.values.append(value)
+        return name
+
+
+def _expr(tm: Any, src: _Source, reg: Callable) -> str:
+    t = type(tm)
+    if t is Slot:
+        return reg(tm.k)
+    if tm is None or tm is True or tm is False or tm is Ellipsis:
+        return repr(tm)
+    if t is tuple and _has_slot(tm):
+        inner = ", ".join(_expr(o, src, reg) for o in tm)
+        return f"({inner},)" if len(tm) == 1 else f"({inner})"
+    if t is list and _has_slot(tm):
+        return "[" + ", ".join(_expr(o, src, reg) for o in tm) + "]"
+    if t is dict and _has_slot(tm):
+        return "{" + ", ".join(f"{src.param(k)}: {_expr(v, src, reg)}"
+                               for k, v in tm.items()) + "}"
+    if t is slice and _has_slot(tm):
+        return "slice(" + ", ".join(_expr(o, src, reg)
+                                    for o in (tm.start, tm.stop, tm.step)) + ")"
+    return src.param(tm)
+
+
+def _has_slot(tm: Any) -> bool:
+    return bool(slots_in(tm, []))
+
+
+def _call_expr(fn: Any, targs: tuple, tkw: dict | None, src: _Source, reg: Callable) -> str:
+    """The expression of one call; operators as operators."""
+    if not tkw:
+        if fn in _BINARY and len(targs) == 2:
+            a, b = (_expr(x, src, reg) for x in targs)
+            return f"{a} {_BINARY[fn]} {b}"
+        if fn in _UNARY and len(targs) == 1:
+            return f"{_UNARY[fn]}{_expr(targs[0], src, reg)}"
+        if fn is operator.getitem and len(targs) == 2:
+            return f"{_expr(targs[0], src, reg)}[{_expr(targs[1], src, reg)}]"
+    parts = [_expr(x, src, reg) for x in targs]
+    for k, v in (tkw or {}).items():
+        if isinstance(k, str) and k.isidentifier():
+            parts.append(f"{k}={_expr(v, src, reg)}")
+        else:
+            parts.append(f"**{{{src.param(k)}: {_expr(v, src, reg)}}}")
+    return f"{src.param(fn, 'f')}({', '.join(parts)})"
+
+
+def _statements(entry: tuple, ordinal: int, writes: tuple, clears: tuple, src: _Source,
+                reg: Callable, put: Callable) -> list[str]:
+    """The lines of one step: ``reg(slot)`` reads a slot, ``put(register)`` writes one."""
+    kind, fn = entry[0], entry[1]
+    if kind == GUARD:
+        slot, expected = entry[2], entry[3]
+        value = reg(slot)
+        if fn is operator.truth and type(expected) is bool:
+            test = f"not {value}" if expected else f"{value}"
+            lines = [f"if {test}: fail({src.param(ordinal)}, {not expected})"]
+        else:
+            check = src.param(fn, "g")
+            want = src.param(expected, "w")
+            lines = [f"got = {check}({value})",
+                     f"if not same(got, {want}): fail({src.param(ordinal)}, got)"]
+    else:
+        targs, tkw, out = entry[2], entry[3], entry[4]
+        if fn in _IN_PLACE and not tkw and len(targs) == 2:
+            a, b = (_expr(x, src, reg) for x in targs)
+            target = put(writes[0]) if writes and writes[0] is not None else a
+            lines = [] if target == a else [f"{target} = {a}"]
+            lines.append(f"{target} {_IN_PLACE[fn]} {b}")
+        elif fn is operator.setitem and not tkw and len(targs) == 3:
+            a, i, v = (_expr(x, src, reg) for x in targs)
+            lines = [f"{a}[{i}] = {v}"]
+        else:
+            call = _call_expr(fn, targs, tkw, src, reg)
+            if type(out) is tuple:
+                if any(w is not None for w in writes):
+                    lines = [f"t = {call}"]
+                    lines += [f"{put(w)} = t[{k}]" for k, w in enumerate(writes) if w is not None]
+                    lines.append("del t")
+                else:
+                    lines = [call]
+            elif writes and writes[0] is not None:
+                lines = [f"{put(writes[0])} = {call}"]
+            else:
+                lines = [call]
+    lines += [f"{put(r)} = None" for r in clears]
+    return lines
+
+
+_FACTORIES: dict[str, Callable] = {}
+_GLOBALS = {"fail": _fail, "same": same, "slice": slice}
+
+
+def _factory(body: list[str], names: list[str]) -> Callable:
+    """``make(*params) -> step(e)``, compiled once per distinct step shape."""
+    key = ",".join(names) + "\n" + "\n".join(body)
+    make = _FACTORIES.get(key)
+    if make is None:
+        source = (f"def make({', '.join(names)}):\n    def step(e):\n"
+                  + "".join(f"        {line}\n" for line in body) + "    return step\n")
+        namespace: dict = {}
+        # Our own generated source (no user text in it): the factory of one step shape.
+        exec(compile(source, "<funcgrad plan step>", "exec"), dict(_GLOBALS), namespace)  # noqa: S102
+        make = _FACTORIES[key] = namespace["make"]
+    return make
+
+
+class Plan:
+    """A recorded flat program: inputs, steps, guards, outputs (see the module docstring).
+
+    ``str(plan)`` lists the steps with the slots each reads, writes and frees;
+    :meth:`to_dot` draws it; Jupyter shows it as a table.  ``signature``
+    describes the inputs it was traced for, ``guards`` the guards in order.
+    """
+
+    def __init__(self, tape: Tape, outputs: list, out_treedef: Any, signature: str = ""):
+        self.signature = signature
+        self.out_treedef = out_treedef
+        self.n_inputs = tape.n_inputs
+        self._entries = tape.entries
+        self._meta = tape.meta
+        # Outputs: a Slot, or a constant (copied at each call when it is an array).
+        self._out_template = outputs
+        self.guard_values = tuple(e[3] for e in tape.entries if e[0] == GUARD)
+        self._steps: list | None = None
+        self._blank: list = []
+        self._outs: list = []
+        self._compiled: Callable | None = None
+        self.hits = 0
+
+    # -- building ---------------------------------------------------------------
+    def _schedule(self) -> tuple[list[int], dict, dict, int]:
+        """Kept entries; per kept entry its (writes, clears) registers; slot -> register."""
+        entries = self._entries
+        out_slots = {t.k for t in self._out_template if type(t) is Slot}
+        live = set(out_slots)
+        kept = []
+        for i in range(len(entries) - 1, -1, -1):
+            e = entries[i]
+            if e[0] == GUARD:
+                live.add(e[2])
+                kept.append(i)
+                continue
+            outs = _outs(e[4])
+            if e[0] == EFFECT or any(o in live for o in outs):
+                kept.append(i)
+                live.update(slots_in(e[2], []))
+                if e[3]:
+                    live.update(slots_in(e[3], []))
+        kept.reverse()
+        last: dict[int, int] = {}
+        for i in kept:
+            e = entries[i]
+            for s in self._reads(e):
+                last[s] = i
+        for s in out_slots:
+            last[s] = len(entries)  # never released: returned
+        reg = {k: k for k in range(self.n_inputs)}
+        free: list[int] = []
+        n_regs = self.n_inputs
+        layout = {}
+        for i in kept:
+            e = entries[i]
+            dying = []
+            for s in dict.fromkeys(self._reads(e)):
+                if last[s] == i:
+                    dying.append(reg[s])
+            writes = []
+            out = e[4] if e[0] != GUARD else None
+            in_place = e[0] == EFFECT and e[1] in _IN_PLACE
+            for o in (out if type(out) is tuple else (out,)):
+                if o is None or o not in last:  # no result, or one nothing reads
+                    writes.append(None)
+                    continue
+                if in_place:  # written before the operand is read: the target's or a free one
+                    target = reg[e[2][0].k]
+                    if target in dying:
+                        dying.remove(target)
+                        r = target
+                    elif free:
+                        r = free.pop()
+                    else:
+                        r = n_regs
+                        n_regs += 1
+                elif dying:
+                    r = dying.pop()
+                elif free:
+                    r = free.pop()
+                else:
+                    r = n_regs
+                    n_regs += 1
+                reg[o] = r
+                writes.append(r)
+            layout[i] = (tuple(writes), tuple(dying))
+            free.extend(dying)
+        self._last = last
+        return kept, layout, reg, n_regs
+
+    @staticmethod
+    def _reads(e: tuple) -> list[int]:
+        if e[0] == GUARD:
+            return [e[2]]
+        found = slots_in(e[2], [])
+        return slots_in(e[3], found) if e[3] else found
+
+    def _build(self) -> None:
+        kept, layout, reg, n_regs = self._schedule()
+        steps = []
+        ordinal = {}
+        for i, e in enumerate(self._entries):
+            if e[0] == GUARD:
+                ordinal[i] = len(ordinal)
+        for i in kept:
+            e = self._entries[i]
+            writes, clears = layout[i]
+            src = _Source()
+            regs: dict[int, str] = {}
+
+            def read(k, src=src, regs=regs):
+                name = regs.get(reg[k])
+                if name is None:
+                    name = regs[reg[k]] = src.param(reg[k], "r")
+                return f"e[{name}]"
+
+            def put(r, src=src, regs=regs):
+                name = regs.get(r)
+                if name is None:
+                    name = regs[r] = src.param(r, "r")
+                return f"e[{name}]"
+
+            body = _statements(e, ordinal.get(i, -1), writes, clears, src, read, put)
+            steps.append(_factory(body, src.names)(*src.values))
+        self._kept = kept
+        self._layout = layout
+        self._reg = reg
+        self._blank = [None] * (n_regs - self.n_inputs)
+        self._outs = [(reg[t.k], None) if type(t) is Slot else (None, t)
+                      for t in self._out_template]
+        self._steps = steps
+
+    # -- running ----------------------------------------------------------------
+    def run(self, inputs: list) -> list:
+        """The output leaves for new ``inputs`` (raw arrays, in the traced order)."""
+        compiled = self._compiled
+        if compiled is not None:
+            return compiled(*inputs)
+        if self._steps is None:
+            self._build()
+        e = inputs + self._blank
+        for step in self._steps:
+            step(e)
+        return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+
+    def compile(self) -> bool:
+        """Compile the plan into one straight-line function (locals, no environment list).
+
+        Worth it for a plan run many times: each step then costs its call alone.
+        Returns whether it compiled (plans over ``COMPILE_MAX_STEPS`` steps do not).
+        """
+        if self._compiled is not None:
+            return True
+        if self._steps is None:
+            self._build()
+        if len(self._kept) > COMPILE_MAX_STEPS:
+            return False
+        src = _Source()
+        names: dict[int, str] = {}
+
+        def local(r):
+            return f"v{r}"
+
+        ordinal = {}
+        for i, e in enumerate(self._entries):
+            if e[0] == GUARD:
+                ordinal[i] = len(ordinal)
+        lines = []
+        for i in self._kept:
+            e = self._entries[i]
+            writes, clears = self._layout[i]
+            body = _statements(e, ordinal.get(i, -1), writes, (),
+                               src, lambda k: local(self._reg[k]), local)
+            lines += body
+            lines += [f"del {local(r)}" for r in clears]
+        outs = []
+        for r, c in self._outs:
+            outs.append(local(r) if r is not None else f"fresh({src.param(c)})")
+        lines.append(f"return [{', '.join(outs)}]")
+        params = [local(k) for k in range(self.n_inputs)]
+        source = (f"def make({', '.join(src.names)}):\n"
+                  f"    def plan({', '.join(params)}):\n"
+                  + "".join(f"        {line}\n" for line in lines) + "    return plan\n")
+        namespace: dict = {}
+        glob = dict(_GLOBALS, fresh=_fresh)
+        exec(compile(source, "<funcgrad plan>", "exec"), glob, namespace)  # noqa: S102
+        self._compiled = namespace["make"](*src.values)
+        del names
+        return True
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`compile` has made the plan one function."""
+        return self._compiled is not None
+
+    # -- looking at it ------------------------------------------------------------
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The kept steps, in order, as :class:`Step` records."""
+        if self._steps is None:
+            self._build()
+        out = []
+        for n, i in enumerate(self._kept):
+            e = self._entries[i]
+            reads = tuple(dict.fromkeys(self._reads(e)))
+            writes = self._layout[i][0]
+            freed = tuple(s for s in reads if self._last.get(s) == i)
+            if e[0] == GUARD:
+                out.append(Step(n, f"guard {e[5]}", "guard", reads, (), freed,
+                                f"%{e[2]} == {_short(e[3])}", (), None, e[6]))
+                continue
+            outs = tuple(o for o, w in zip(_as_tuple(e[4]), writes, strict=True)
+                         if w is not None)
+            shape, dtype = self._meta[outs[0]] if outs else ((), None)
+            out.append(Step(n, e[5], "in-place" if e[0] == EFFECT else "call", reads, outs,
+                            freed, _args_text(e[2], e[3]), shape, dtype))
+        return tuple(out)
+
+    @property
+    def inputs(self) -> tuple:
+        """The input slots, ``(shape, dtype)`` each."""
+        return tuple(self._meta[k] for k in range(self.n_inputs))
+
+    @property
+    def outputs(self) -> tuple:
+        """The output leaves: a slot number, or the constant returned every time."""
+        return tuple(t.k if type(t) is Slot else t for t in self._out_template)
+
+    @property
+    def guards(self) -> tuple[Step, ...]:
+        """The guards, in the order they are checked."""
+        return tuple(s for s in self.steps if s.kind == "guard")
+
+    @property
+    def dropped(self) -> int:
+        """How many recorded steps the liveness analysis dropped (results nothing reads)."""
+        if self._steps is None:
+            self._build()
+        return len(self._entries) - len(self._kept)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def _summary(self) -> str:
+        def count(k, word):
+            return f"{k} {word}" if k == 1 else f"{k} {word}s"
+
+        steps = self.steps
+        n_guards = sum(s.kind == "guard" for s in steps)
+        return (f"Plan: {count(self.n_inputs, 'input')}, {count(len(self._out_template), 'output')}"
+                f", {count(len(steps) - n_guards, 'step')}, {count(n_guards, 'guard')}"
+                f" ({self.dropped} dropped as dead)")
+
+    def __repr__(self) -> str:
+        return f"<{self._summary()}>"
+
+    def _table(self) -> list[tuple[str, ...]]:
+        rows = [("step", "op", "args", "out", "shape", "dtype", "frees")]
+        for k in range(self.n_inputs):
+            shape, dtype = self._meta[k]
+            rows.append(("in", "input", "", f"%{k}", str(shape), str(dtype), ""))
+        for s in self.steps:
+            rows.append((str(s.index), s.op, s.args + (f"  [{s.where}]" if s.where else ""),
+                         ", ".join(f"%{o}" for o in s.outputs),
+                         str(s.shape) if s.kind != "guard" else "",
+                         str(s.dtype) if s.kind != "guard" else "",
+                         ", ".join(f"%{f}" for f in s.frees)))
+        return rows
+
+    def __str__(self) -> str:
+        rows = self._table()
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        lines = [self._summary()]
+        for r in rows:
+            lines.append(("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+                         .rstrip())
+        lines.append("  outputs: " + ", ".join(
+            f"%{o}" if type(o) is int else f"const {_short(o)}" for o in self.outputs))
+        return "\n".join(lines)
+
+    def to_dot(self, name: str = "plan") -> str:
+        """Graphviz DOT source: a box per step, an arrow per slot from writer to reader."""
+        lines = [f"digraph {_dot_str(name)} {{", "  rankdir=TB;",
+                 ('  node [shape=box, style="rounded,filled", fillcolor=white, '
+                  'fontname="Helvetica", fontsize=10];')]
+        writer: dict[int, str] = {}
+        for k in range(self.n_inputs):
+            shape, dtype = self._meta[k]
+            lines.append(f"  in{k} [label={_dot_str(f'%{k} input' + chr(10) + f'{shape} {dtype}')}"
+                         ', fillcolor="#dbe8f6"];')
+            writer[k] = f"in{k}"
+        outs = {o for o in self.outputs if type(o) is int}
+        edges = []
+        for s in self.steps:
+            node = f"s{s.index}"
+            if s.kind == "guard":
+                label = f"{s.op}\n{s.args}"
+                lines.append(f"  {node} [label={_dot_str(label)}, shape=diamond, "
+                             'fillcolor="#fde9c8"];')
+            else:
+                label = f"{s.index} {s.op}\n{s.shape} {s.dtype}"
+                extra = ", peripheries=2" if outs & set(s.outputs) else ""
+                extra += ', fillcolor="#eeeeee"' if s.kind == "in-place" else ""
+                lines.append(f"  {node} [label={_dot_str(label)}{extra}];")
+            for r in s.inputs:
+                if r in writer:
+                    edges.append(f"  {writer[r]} -> {node} [label=\"%{r}\"];")
+            for o in s.outputs:
+                writer[o] = node
+        lines += edges
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def _repr_html_(self) -> str:
+        rows = self._table()
+        esc = html.escape
+        head = "".join(f"<th>{esc(c)}</th>" for c in rows[0])
+        body = []
+        for k, r in enumerate(rows[1:]):
+            if k == HTML_MAX_ROWS:
+                body.append(f"<tr><td colspan='{len(r)}'>... {len(rows) - 1 - k} more</td></tr>")
+                break
+            body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>")
+        return (f"<div><p><b>{esc(self._summary())}</b></p><table class='funcgrad-plan'>"
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _as_tuple(out: Any) -> tuple:
+    if out is None:
+        return ()
+    return (out,) if type(out) is int else out
+
+
+def _args_text(targs: tuple, tkw: dict | None) -> str:
+    parts = [_text(a) for a in targs]
+    parts += [f"{k}={_text(v)}" for k, v in (tkw or {}).items()
+              if v is not None and v is not False]
+    return ", ".join(parts)
+
+
+def _text(tm: Any) -> str:
+    t = type(tm)
+    if t is Slot:
+        return f"%{tm.k}"
+    if t is tuple or t is list:
+        inner = ", ".join(_text(o) for o in tm)
+        return f"({inner}{',' if len(tm) == 1 and t is tuple else ''})" if t is tuple else \
+            f"[{inner}]"
+    if t is slice:
+        text = ":".join("" if v is None else _text(v) for v in (tm.start, tm.stop, tm.step))
+        return text[:-1] if tm.step is None else text
+    if t is dict:
+        return "{" + ", ".join(f"{k!r}: {_text(v)}" for k, v in tm.items()) + "}"
+    return _short(tm)
+
+
+def _fresh(c: Any) -> Any:
+    """A constant output, copied when it is an array (results never alias each other)."""
+    copy = getattr(c, "copy", None)
+    return copy() if callable(copy) and hasattr(c, "shape") else c
+
+
+__all__ = ["GuardFailed", "Plan", "Step", "same"]

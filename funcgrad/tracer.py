@@ -1,0 +1,873 @@
+"""Recording arrays: what :func:`fg.replay <funcgrad.replay>` traces a function with (layer 6).
+
+A :class:`Traced` wraps one raw array -- NumPy, CuPy, the stand-in device, any
+registered namespace -- and records every computation made with it on a
+:class:`Tape`, as one *step*: the function called, its arguments with each
+traced array replaced by a :class:`Slot`, and the slot of each result.  Every
+road raw data takes passes through it:
+
+- primitives, through the runner it registers with :mod:`funcgrad.primitive`
+  (one step per primitive, calling exactly what an eager call calls:
+  ``numpy_impl`` on NumPy data, ``impl`` elsewhere);
+- its array namespace -- a Traced is registered as a namespace of its own, so
+  ``xp_of(x).ones(...)``, the seeds, zeros and masks of the rules record;
+- Python operators (the folds' gradient sums, ``+=`` included), methods,
+  indexing, and NumPy's ufuncs and functions (``__array_ufunc__``,
+  ``__array_function__``).
+
+Where traced data reaches Python -- ``bool()``, ``int()``, ``float()``,
+``operator.index``, ``.item()``, ``.tolist()``, the shape of a result that
+depends on data (boolean masks, integer counts) -- the value is recorded as a
+*guard*, which a replay recomputes and compares.  Where it reaches Python in a
+way no guard can capture (``repr``/``print``, ``numpy.asarray`` of a traced
+value, pickling) the trace stops with :class:`ReplayError`, or, when the tape
+allows it, is marked unreplayable and finishes eagerly.
+
+>>> import numpy
+>>> tape = Tape()
+>>> x = tape.input(numpy.array([1.0, -2.0]))
+>>> with tape.active():
+...     y = (x * x).sum()
+...     positive = bool(y > 0)
+>>> [entry[5] for entry in tape.entries]
+['*', '.sum', '>', 'bool']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import numpy
+
+from . import backend
+from .backend import NUMPY_TYPES
+from .errors import FuncgradError
+from .node import Node
+from .primitive import Primitive, register_runner
+
+
+class ReplayError(FuncgradError, TypeError):
+    """``fg.replay`` met something a plan cannot replay (and was not told to fall back)."""
+
+
+# Entry kinds.  An entry is a tuple ``(kind, fn, args, kwargs, out, name)``:
+# ``args``/``kwargs`` are templates (Slots where traced arrays were), ``out``
+# a slot, a tuple of slots (None for results that are not new arrays), or None.
+# A guard is ``(GUARD, check, slot, expected, None, name, where)``.
+CALL, EFFECT, GUARD = 0, 1, 2
+
+
+class Slot:
+    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``."""
+
+    __slots__ = ("k",)
+    _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def __repr__(self) -> str:
+        return f"%{self.k}"
+
+    @classmethod
+    def of(cls, k: int) -> Slot:
+        made = cls._made
+        if len(made) <= k:  # made in blocks: one slot rarely comes alone
+            made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
+        return made[k]
+
+
+_MARKS = Slot._made
+_TAPE: ContextVar[Tape | None] = ContextVar("funcgrad_replay_tape", default=None)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def caller() -> str:
+    """``file:line`` of the innermost frame outside funcgrad (where user code asked)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_HERE) and name != "<funcgrad plan step>":
+            return f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+class Tape:
+    """The steps of one trace, in order, and the slots they fill.
+
+    Slots ``0..n_inputs-1`` are the inputs (:meth:`input`); every traced
+    result takes the next one.  ``meta[k]`` is slot ``k``'s ``(shape, dtype)``,
+    for display.  ``fallback`` says what a step no guard can capture does:
+    raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
+    """
+
+    __slots__ = ("__weakref__", "entries", "fallback", "inputs", "meta", "open", "tainted")
+
+    def __init__(self, fallback: bool = False):
+        self.entries: list[tuple] = []
+        self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
+        self.inputs: list = []
+        self.open = True
+        self.fallback = fallback
+        self.tainted: str | None = None
+
+    # -- slots ------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """The number of slots so far."""
+        return len(self.meta)
+
+    def new(self, v: Any) -> Traced:
+        """A Traced holding ``v`` (a raw array) in the next slot."""
+        t = object.__new__(_CLASSES.get(type(v)) or traced_class(type(v)))
+        meta = self.meta
+        k = len(meta)
+        t.v = v
+        t.tape = self
+        t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
+        # Shapes and dtypes are static (the signature fixes them): read once, here.
+        t.shape = shape = v.shape
+        t.dtype = dtype = v.dtype
+        meta.append((shape, dtype))
+        return t
+
+    def input(self, v: Any) -> Traced:
+        """The next input slot, holding the caller's array ``v``."""
+        if self.n != len(self.inputs):
+            raise RuntimeError("inputs come before every step")
+        self.inputs.append(v)
+        return self.new(v)
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.inputs)
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[Tape]:
+        """Within the block, namespace calls without a traced argument record here."""
+        token = _TAPE.set(self)
+        try:
+            yield self
+        finally:
+            _TAPE.reset(token)
+
+    # -- steps ------------------------------------------------------------------
+    def call(self, fn: Callable, args: tuple, kwargs: dict | None, name: str,
+             check_shape: bool = False) -> Any:
+        """Call ``fn`` on the raw values of ``args``; record it; return its result, traced."""
+        raws, targs = _split(args, self)
+        if kwargs:
+            rkw, tkw = _split_kw(kwargs, self)
+            value = fn(*raws, **rkw)
+            effect = "out" in kwargs and kwargs["out"] is not None
+            if effect:
+                self._check_target(kwargs["out"], name)
+        else:
+            value = fn(*raws)
+            tkw = None
+            effect = False
+        return self.result(fn, targs, tkw, value, name, check_shape, effect)
+
+    def result(self, fn, targs, tkw, value, name, check_shape=False, effect=False) -> Any:
+        """Record the step that computed ``value``; ``value`` with its arrays traced."""
+        if not self.open:
+            raise ReplayError(_closed_message())
+        t = type(value)
+        if t in _TRACED:  # the function returned a traced value itself: no new step
+            return value
+        if _is_array(t):
+            return _emit(self, fn, targs, tkw, value, name, check_shape,
+                         EFFECT if effect else CALL)
+        if isinstance(value, (tuple, list)) and value:
+            return self._results(fn, targs, tkw, value, name, check_shape, effect)
+        if value is None:
+            if effect or _holds_slot(targs) or _holds_slot(tkw):
+                self.entries.append((EFFECT, fn, targs, tkw, None, name))
+            return None
+        if not (_holds_slot(targs) or _holds_slot(tkw)):
+            return value  # made from constants alone
+        if t in _PY_SCALARS:
+            # A Python number computed from traced data: recomputed and compared.
+            slot = len(self.meta)
+            self.meta.append(((), t.__name__))
+            self.entries.append((CALL, fn, targs, tkw, slot, name))
+            self.entries.append((GUARD, _SAME, slot, value, None, name, caller()))
+            return value
+        if isinstance(value, (numpy.dtype, type)):
+            return value  # metadata
+        self.escape(f"{name} (returning a {t.__name__} made from traced data)")
+        return value
+
+    def _results(self, fn, targs, tkw, value, name, check_shape, effect):
+        outs = []
+        items = []
+        for v in value:
+            tv = type(v)
+            if tv in _TRACED:
+                items.append(v)
+                outs.append(None)
+            elif _is_array(tv):
+                tr = self.new(v)
+                items.append(tr)
+                outs.append(tr.slot)
+            elif tv in _PY_SCALARS or isinstance(v, (tuple, list)):
+                if _holds_slot(targs) or _holds_slot(tkw):
+                    raise ReplayError(
+                        f"fg.replay: {name} returned Python data computed from traced values "
+                        f"inside a {type(value).__name__}; a plan cannot guard it")
+                items.append(v)
+                outs.append(None)
+            else:
+                items.append(v)
+                outs.append(None)
+        if any(o is not None for o in outs) or effect:
+            self.entries.append((EFFECT if effect else CALL, fn, targs, tkw, tuple(outs), name))
+            if check_shape:
+                for o, v in zip(outs, value, strict=True):
+                    if o is not None:
+                        self.entries.append((GUARD, _SHAPE, o, v.shape, None, name, caller()))
+        if isinstance(value, list):
+            return items
+        if type(value) is tuple:
+            return tuple(items)
+        if hasattr(value, "_fields"):  # a named tuple (NumPy's EighResult...)
+            return type(value)(*items)
+        return type(value)(items)
+
+    def guard(self, check: Callable, traced: Traced, value: Any, name: str) -> Any:
+        """Record that ``check(traced) == value`` held; return ``value``."""
+        if not self.open:
+            raise ReplayError(_closed_message())
+        self.entries.append((GUARD, check, traced.slot, value, None, name, caller()))
+        return value
+
+    def escape(self, what: str) -> None:
+        """Traced data reached Python where no guard can follow it: raise, or taint."""
+        if not self.open:
+            raise ReplayError(_closed_message())
+        where = caller()
+        if self.fallback:
+            self.tainted = self.tainted or f"{what} at {where}"
+            return
+        raise ReplayError(
+            f"fg.replay: {what} at {where} reads a traced value for Python itself, which a "
+            "replay cannot redo (it would keep this call's numbers forever). Compute with "
+            "funcgrad.numpy functions, move the Python side effect out of the function, or "
+            "pass fallback=True to fg.replay to run such calls eagerly"
+        )
+
+    def _check_target(self, target: Any, name: str) -> None:
+        """An in-place update must write to an array the function made itself."""
+        targets = target if isinstance(target, tuple) else (target,)
+        for t in targets:
+            if t is None:
+                continue
+            if type(t) not in _TRACED:
+                raise ReplayError(
+                    f"fg.replay: {name} updates in place an array that is not traced (a "
+                    f"constant of the plan) at {caller()}; update arrays the function makes")
+            if t.slot < len(self.inputs) or any(
+                type(i) is numpy.ndarray and type(t.v) is numpy.ndarray
+                and numpy.may_share_memory(t.v, i) for i in self.inputs
+            ):
+                raise ReplayError(
+                    f"fg.replay: {name} updates an argument of the function in place at "
+                    f"{caller()}; a replay cannot undo that if it has to trace again: "
+                    "update a copy")
+
+
+def _closed_message() -> str:
+    return ("fg.replay: a traced value was used after its trace ended (it was stored by a side "
+            "effect of the traced function); return it instead")
+
+
+# -- templates: arguments with traced arrays replaced by slots --------------------
+
+
+def _split(args: tuple, tape: Tape) -> tuple[list, tuple]:
+    """The raw values of ``args`` and their template (lists are copied: a snapshot)."""
+    raws = list(args)
+    tmpl = None
+    for i, a in enumerate(args):
+        t = type(a)
+        if t in _TRACED:
+            if a.tape is not tape:
+                raise ReplayError(_foreign_message(a))
+            raws[i] = a.v
+            if tmpl is None:
+                tmpl = list(args)
+            tmpl[i] = a.mark
+        elif t is list or t is tuple or t is slice or t is dict:
+            r, m = _deep(a, tape)
+            raws[i] = r
+            if m is not a:
+                if tmpl is None:
+                    tmpl = list(args)
+                tmpl[i] = m
+    return raws, args if tmpl is None else tuple(tmpl)
+
+
+def _split_kw(kwargs: dict, tape: Tape) -> tuple[dict, dict]:
+    raw, tmpl = _deep(kwargs, tape)
+    return raw, tmpl
+
+
+def _deep(obj: Any, tape: Tape) -> tuple[Any, Any]:
+    """``(raw, template)`` of a nested argument; lists and dicts are always copied."""
+    t = type(obj)
+    if t in _TRACED:
+        if obj.tape is not tape:
+            raise ReplayError(_foreign_message(obj))
+        return obj.v, obj.mark
+    if t is list or t is tuple:
+        pairs = [_deep(o, tape) for o in obj]
+        raw = t(r for r, _ in pairs)
+        if t is tuple and all(m is o for (_, m), o in zip(pairs, obj, strict=True)):
+            return raw, obj
+        return raw, t(m for _, m in pairs)
+    if t is dict:
+        pairs = {k: _deep(v, tape) for k, v in obj.items()}
+        return {k: r for k, (r, _) in pairs.items()}, {k: m for k, (_, m) in pairs.items()}
+    if t is slice:
+        parts = [_deep(p, tape) for p in (obj.start, obj.stop, obj.step)]
+        if all(m is p for (_, m), p in zip(parts, (obj.start, obj.stop, obj.step), strict=True)):
+            return obj, obj
+        return slice(*(r for r, _ in parts)), slice(*(m for _, m in parts))
+    return obj, obj
+
+
+def _holds_slot(tmpl: Any) -> bool:
+    t = type(tmpl)
+    if t is Slot:
+        return True
+    if t is tuple or t is list:
+        return any(_holds_slot(o) for o in tmpl)
+    if t is dict:
+        return any(_holds_slot(o) for o in tmpl.values())
+    if t is slice:
+        return any(_holds_slot(o) for o in (tmpl.start, tmpl.stop, tmpl.step))
+    return False
+
+
+def _foreign_message(t: Traced) -> str:
+    if not t.tape.open:
+        return _closed_message()
+    return "fg.replay: a traced value of one call was used by the trace of another"
+
+
+def _suspect(obj: Any, ints: bool = True, in_slice: bool = False) -> bool:
+    """Whether ``obj`` holds data that can decide a result's shape: a boolean (or, with
+    ``ints``, integer) traced array, or a traced bound of a slice."""
+    t = type(obj)
+    if t in _TRACED:
+        return in_slice or obj.dtype.kind in ("biu" if ints else "b")
+    if t is tuple or t is list:
+        for o in obj:
+            if _suspect(o, ints, in_slice):
+                return True
+    elif t is dict:
+        for o in obj.values():
+            if _suspect(o, ints, in_slice):
+                return True
+    elif t is slice:
+        return (_suspect(obj.start, ints, True) or _suspect(obj.stop, ints, True)
+                or _suspect(obj.step, ints, True))
+    return False
+
+
+# -- checks that guards recompute ----------------------------------------------------
+
+
+def _shape(v: Any) -> tuple:
+    return v.shape
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+_SHAPE = _shape
+_SAME = _same
+_PY_SCALARS = frozenset({bool, int, float, complex})
+
+
+def _item(v: Any) -> Any:
+    return v.item()
+
+
+def _tolist(v: Any) -> Any:
+    return v.tolist()
+
+
+# -- the Traced array types ------------------------------------------------------------
+
+# Functions whose result depends only on shapes and dtypes: answered, never recorded.
+METADATA = frozenset({
+    "shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj", "isscalar",
+    "can_cast", "min_scalar_type", "promote_types", "issubdtype", "broadcast_shapes",
+    "may_share_memory", "shares_memory", "get_array_module", "get_printoptions",
+    "errstate", "iinfo", "finfo", "dtype", "common_type", "ndarray",
+})
+# Methods that change their array in place.
+_IN_PLACE_METHODS = frozenset({"fill", "sort", "resize", "put", "itemset", "partition",
+                               "setfield", "setflags", "byteswap"})
+
+
+def _elementwise(fn: Any) -> bool:
+    """A ufunc (NumPy's or CuPy's): its result has the broadcast shape of its inputs."""
+    return type(fn) is numpy.ufunc or (hasattr(fn, "nin") and hasattr(fn, "nout"))
+
+
+class Traced:
+    """A raw array under trace: every computation with it becomes a step of its tape."""
+
+    # ``shape`` and ``dtype`` are static (part of the signature): plain attributes.
+    __slots__ = ("dtype", "mark", "shape", "tape", "v")
+    __array_priority__ = 1000
+
+    slot = property(lambda self: self.mark.k)
+
+    ndim = property(lambda self: self.v.ndim)
+    size = property(lambda self: self.v.size)
+
+    def __len__(self) -> int:
+        return len(self.v)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.v)))
+
+    @property
+    def T(self) -> Any:
+        return self.tape.call(_T, (self,), None, ".T")
+
+    @property
+    def mT(self) -> Any:
+        return self.tape.call(_MT, (self,), None, ".mT")
+
+    # -- data reaching Python: guards ----------------------------------------------
+    def __bool__(self) -> bool:
+        return self.tape.guard(operator.truth, self, bool(self.v), "bool")
+
+    def __int__(self) -> int:
+        return self.tape.guard(int, self, int(self.v), "int")
+
+    def __float__(self) -> float:
+        return self.tape.guard(float, self, float(self.v), "float")
+
+    def __complex__(self) -> complex:
+        return self.tape.guard(complex, self, complex(self.v), "complex")
+
+    def __index__(self) -> int:
+        return self.tape.guard(operator.index, self, operator.index(self.v), "index")
+
+    def __contains__(self, item: Any) -> bool:
+        return bool((self == item).any())
+
+    # -- ... and where no guard can follow: escapes ------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        self.tape.escape("numpy.asarray() (or a NumPy conversion) of a traced value")
+        return numpy.asarray(self.v, dtype=dtype)
+
+    def __repr__(self) -> str:
+        if not self.tape.open:
+            return f"<traced value of a finished fg.replay trace, shape {self.shape}>"
+        self.tape.escape("repr() or print() of a traced value")
+        return repr(self.v)
+
+    def __str__(self) -> str:
+        self.tape.escape("str() or print() of a traced value")
+        return str(self.v)
+
+    def __format__(self, spec: str) -> str:
+        self.tape.escape("formatting a traced value")
+        return format(self.v, spec)
+
+    def __reduce_ex__(self, protocol):
+        raise ReplayError("fg.replay: a traced value cannot be pickled")
+
+    def __copy__(self) -> Any:
+        return self.tape.call(_copy, (self,), None, "copy")
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self.__copy__()
+
+    __hash__ = None  # arrays are unhashable
+
+    # -- NumPy's protocols ---------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(type(a) is Node for a in inputs):
+            return NotImplemented  # the Node's own hook records it
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        if method == "at":  # numpy.add.at(a, index, b): in place
+            self.tape._check_target(inputs[0], name)
+            return _record_effect(self.tape, fn, inputs, kwargs, name)
+        check = method not in ("__call__", "reduce", "accumulate") and _suspect(inputs)
+        return self.tape.call(fn, inputs, kwargs, name, check)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        if any(t is Node for t in types_):
+            return NotImplemented
+        name = func.__name__
+        if name in METADATA:
+            return func(*_split(args, self.tape)[0], **_split_kw(kwargs, self.tape)[0])
+        return self.tape.call(func, args, kwargs, name, _suspect(args) or _suspect(kwargs))
+
+
+def _record_effect(tape: Tape, fn, args, kwargs, name):
+    raws, targs = _split(args, tape)
+    rkw, tkw = _split_kw(kwargs, tape) if kwargs else ({}, None)
+    value = fn(*raws, **rkw)
+    return tape.result(fn, targs, tkw, value, name, effect=True)
+
+
+_T = operator.attrgetter("T")
+_MT = operator.attrgetter("mT")
+
+
+def _copy(v: Any) -> Any:
+    return v.copy()
+
+
+# Methods and attributes of the wrapped arrays: generated for each Traced class from
+# its array type (no __getattr__, which would slow every attribute of a Traced).
+_ESCAPES = frozenset({"tobytes", "tostring", "tofile", "dump", "dumps", "ctypes", "data",
+                      "flat", "__dlpack__", "toDlpack", "hex"})
+
+
+def _method(name: str) -> Callable:
+    def method(self, *args, **kwargs):
+        tape = self.tape
+        if name == "item":
+            check = operator.methodcaller("item", *args) if args else _item
+            return tape.guard(check, self, self.v.item(*args), ".item()")
+        if name == "tolist":
+            return tape.guard(_tolist, self, self.v.tolist(), ".tolist()")
+        if name in _ESCAPES:
+            tape.escape(f".{name}() of a traced value")
+            return getattr(self.v, name)(*args, **kwargs)
+        unbound = getattr(type(self.v), name)
+        if name in _IN_PLACE_METHODS and not (name == "byteswap" and not kwargs.get(
+                "inplace", args[0] if args else False)):
+            tape._check_target(self, f".{name}()")
+            return _record_effect(tape, unbound, (self, *args), kwargs, f".{name}")
+        return tape.call(unbound, (self, *args), kwargs, f".{name}",
+                         _suspect(args) or _suspect(kwargs))
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _attribute(name: str) -> property:
+    def get(self):
+        value = getattr(self.v, name)
+        if _is_array(type(value)):  # .real, .imag, .base
+            return _emit(self.tape, operator.attrgetter(name), (self.mark,), None, value,
+                         f".{name}")
+        if name in _ESCAPES:  # a view of the data itself
+            self.tape.escape(f".{name} of a traced value")
+        return value  # .strides, .flags, .itemsize, .device...
+
+    return property(get)
+
+
+def _install_members(cls: type, array_types: tuple) -> None:
+    """Give ``cls`` the public methods and attributes of ``array_types``."""
+    names = set()
+    for t in array_types:
+        names.update(n for n in dir(t) if not n.startswith("_"))
+    for name in sorted(names):
+        if name in cls.__dict__ or name in Traced.__dict__ or name in Traced.__slots__:
+            continue
+        member = next(getattr(t, name) for t in array_types if hasattr(t, name))
+        setattr(cls, name, _method(name) if callable(member) else _attribute(name))
+
+
+def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
+    def method(self, other):
+        t = type(other)
+        if t is Node:
+            return NotImplemented  # the Node's reflected operator records it
+        tape = self.tape
+        if t in _TRACED:
+            if other.tape is not tape:
+                raise ReplayError(_foreign_message(other))
+            o, mark = other.v, other.mark
+        elif t in _CONTAINERS:
+            return tape.call(op, (other, self) if reflected else (self, other), None, symbol)
+        else:
+            o = mark = other
+        if reflected:
+            value, targs = op(o, self.v), (mark, self.mark)
+        else:
+            value, targs = op(self.v, o), (self.mark, mark)
+        if type(value) in _NUMPY_ARRAYS:
+            return _emit(tape, op, targs, None, value, symbol)
+        return tape.result(op, targs, None, value, symbol)
+
+    return method
+
+
+def _in_place(op: Callable, symbol: str) -> Callable:
+    def method(self, other):
+        if type(other) is Node:
+            return NotImplemented
+        tape = self.tape
+        tape._check_target(self, symbol)
+        raws, targs = _split((self, other), tape)
+        return tape.result(op, targs, None, op(*raws), symbol, effect=True)
+
+    return method
+
+
+def _getitem(self, index):
+    check = _suspect(index, ints=False)
+    return self.tape.call(operator.getitem, (self, index), None, "[]", check)
+
+
+def _setitem(self, index, value):
+    tape = self.tape
+    tape._check_target(self, "[]=")
+    raws, targs = _split((self, index, value), tape)
+    operator.setitem(*raws)
+    tape.entries.append((EFFECT, operator.setitem, targs, None, None, "[]="))
+
+
+_OPERATORS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
+    "rshift": ">>",
+}
+for _name, _symbol in _OPERATORS.items():
+    _op = getattr(operator, _name if _name not in ("and", "or") else f"{_name}_")
+    setattr(Traced, f"__{_name}__", _binary(_op, _symbol))
+    setattr(Traced, f"__r{_name}__", _binary(_op, _symbol, reflected=True))
+    setattr(Traced, f"__i{_name}__", _in_place(getattr(operator, f"i{_name}"), _symbol + "="))
+for _name, _symbol in {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
+                       "ne": "!="}.items():
+    setattr(Traced, f"__{_name}__", _binary(getattr(operator, _name), _symbol))
+def _unary(op: Callable, symbol: str) -> Callable:
+    def method(self):
+        return self.tape.call(op, (self,), None, symbol)
+
+    return method
+
+
+for _name, _symbol in {"neg": "-", "pos": "+", "abs": "abs", "invert": "~"}.items():
+    setattr(Traced, f"__{_name}__", _unary(getattr(operator, _name), _symbol))
+Traced.__getitem__ = _getitem
+Traced.__setitem__ = _setitem
+Traced.__divmod__ = _binary(divmod, "divmod")
+
+
+# One Traced class per namespace of the arrays it wraps, each registered as a
+# namespace of its own (a recording one) beside the wrapped type's.
+_CLASSES: dict[type, type] = {}
+_TRACED: set[type] = set()
+
+
+def _is_array(t: type) -> bool:
+    """Whether values of type ``t`` are raw arrays (of a registered namespace)."""
+    return t in _NUMPY_ARRAYS or (t not in _TRACED and backend._lookup(t) is not None)
+
+
+_NUMPY_ARRAYS = backend._NUMPY  # ndarray and the NumPy scalar types
+
+
+def traced_class(t: type) -> type:
+    """The Traced class for raw arrays of type ``t`` (made and registered once)."""
+    cls = _CLASSES.get(t)
+    if cls is not None:
+        return cls
+    entry = backend._lookup(t)
+    if entry is None or t in _TRACED:
+        raise ReplayError(f"fg.replay: cannot trace a value of type {t.__name__}")
+    for known, made in list(_CLASSES.items()):  # one class per namespace
+        if backend._lookup(known) is entry:
+            _CLASSES[t] = made
+            return made
+    name = "Traced" + ("" if entry.xp is numpy else "_" + getattr(entry.xp, "__name__", t.__name__))
+    cls = type(name.replace(".", "_"), (Traced,), {"__slots__": ()})
+    _install_members(cls, (numpy.ndarray, numpy.float64) if entry.xp is numpy else (t,))
+    recorder = Recorder(entry.xp)
+    backend.register_namespace(
+        cls, recorder, lambda a, e=entry: e.device(a.v),
+        absorbs_numpy=entry.xp is numpy or entry.absorbs_numpy,
+        to_host=_to_host_of(entry), as_array=_as_array,
+    )
+    register_runner(cls, _run_primitive)
+    _TRACED.add(cls)
+    _CLASSES[t] = cls
+    return cls
+
+
+def _to_host_of(entry: Any) -> Callable:
+    move = entry.to_host if entry.to_host is not None else numpy.asarray
+
+    def to_host(a: Traced) -> Any:
+        return a.tape.call(move, (a,), None, "to_host")
+
+    return to_host
+
+
+def _as_array(a: Traced) -> Any:
+    if isinstance(a.v, numpy.generic):
+        return a.tape.call(numpy.asarray, (a,), None, "asarray")
+    return a
+
+
+def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, kind=CALL) -> Traced:
+    """The step that made ``value``, one new array: recorded, and ``value`` traced.
+
+    The common case of every step, kept to one call: what :meth:`Tape.new`
+    and :meth:`Tape.result` do, inline.
+    """
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = object.__new__(_CLASSES.get(type(value)) or traced_class(type(value)))
+    meta = tape.meta
+    k = len(meta)
+    t.v = value
+    t.tape = tape
+    try:
+        t.mark = _MARKS[k]
+    except IndexError:
+        t.mark = Slot.of(k)
+    t.shape = shape = value.shape
+    t.dtype = dtype = value.dtype
+    meta.append((shape, dtype))
+    tape.entries.append((kind, fn, targs, tkw, k, name))
+    if check:  # a shape read from data: a guard
+        tape.entries.append((GUARD, _SHAPE, k, shape, None, name, caller()))
+    return t
+
+
+_CONTAINERS = frozenset({list, tuple, dict, slice})
+
+
+def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
+    """A primitive given a traced argument: one step calling what eager would call
+    (``numpy_impl`` when every argument is NumPy data, else ``impl``)."""
+    if len(args) == 1 and not kwargs:  # the commonest case, spared the loop
+        a = args[0]
+        v = a.v
+        impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
+        value = impl(v)
+        if type(value) in _NUMPY_ARRAYS:
+            check = (a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
+                     and not _elementwise(prim.numpy_impl))
+            return _emit(a.tape, impl, (a.mark,), None, value, prim.name, check)
+        return a.tape.result(impl, (a.mark,), None, value, prim.name,
+                             a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+    tape = None
+    raws = list(args)
+    tmpl = list(args)
+    native = True
+    nested = False
+    for i, a in enumerate(args):
+        t = type(a)
+        if t in _TRACED:
+            if tape is None:
+                tape = a.tape
+            elif a.tape is not tape:
+                raise ReplayError(_foreign_message(a))
+            raws[i] = v = a.v
+            tmpl[i] = a.mark
+            if type(v) not in NUMPY_TYPES:
+                native = False
+        elif t in _CONTAINERS:
+            nested = True
+        elif t not in NUMPY_TYPES:
+            native = False
+    if nested:
+        raws, targs = _split(args, tape)
+    else:
+        targs = tuple(tmpl)
+    impl = prim.numpy_impl if native else prim.impl
+    if kwargs:
+        rkw, tkw = _split_kw(kwargs, tape)
+        value = impl(*raws, **rkw)
+    else:
+        value, tkw = impl(*raws), None
+    # A shape that data decides is guarded: non-elementwise steps given integer or
+    # boolean traced data (indices, masks, counts).
+    check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(prim.numpy_impl)
+             and (_suspect(args) or (kwargs and _suspect(kwargs))))
+    if type(value) in _NUMPY_ARRAYS:
+        return _emit(tape, impl, targs, tkw, value, prim.name, check)
+    return tape.result(impl, targs, tkw, value, prim.name, check)
+
+
+class Recorder:
+    """An array namespace that records: ``xp`` called through it, one step per call."""
+
+    def __init__(self, xp: Any, name: str | None = None):
+        self._xp = xp
+        self.__name__ = name or f"replay({getattr(xp, '__name__', xp)})"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._xp, name)
+        if isinstance(value, (types.ModuleType, types.SimpleNamespace)):
+            value = Recorder(value, f"{self.__name__}.{name}")
+        elif isinstance(value, type) or not callable(value):
+            pass  # dtypes, constants
+        elif name in METADATA:
+            value = _metadata(value)
+        else:
+            value = _recording(value, name)
+        self.__dict__[name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"<recording namespace {self.__name__}>"
+
+
+def _metadata(fn: Callable) -> Callable:
+    def call(*args, **kwargs):
+        tape = _TAPE.get()
+        if tape is None:
+            return fn(*args, **kwargs)
+        return fn(*_split(args, tape)[0], **_split_kw(kwargs, tape)[0])
+
+    return call
+
+
+def _recording(fn: Callable, name: str) -> Callable:
+    elementwise = _elementwise(fn)
+
+    def call(*args, **kwargs):
+        tape = _TAPE.get()
+        if tape is None:
+            raise ReplayError(_closed_message())
+        check = not elementwise and (_suspect(args) or _suspect(kwargs))
+        return tape.call(fn, args, kwargs, name, check)
+
+    call.__name__ = name
+    return call
+
+
+def is_traced(x: Any) -> bool:
+    """Whether ``x`` is a traced array."""
+    return type(x) in _TRACED
+
+
+def current_tape() -> Tape | None:
+    """The tape being recorded in this context, if any."""
+    return _TAPE.get()
+
+
+traced_class(numpy.ndarray)
+
+
+__all__ = ["ReplayError", "Slot", "Tape", "Traced", "is_traced", "traced_class"]
