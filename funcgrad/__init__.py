@@ -48,6 +48,7 @@ from .node import (
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 from .replay import replay
+from .tracer import ReplayError
 
 __version__ = "0.1.0"
 from . import tree

@@ -28,7 +28,7 @@ that does not hold raises :class:`GuardFailed`.
 >>> len(plan.inputs), len(plan.outputs)
 (1, 1)
 >>> [s.op for s in plan.steps]       # the forward sum is dropped: grad does not return it
-['sin', 'ones', 'asarray', 'reshape', 'broadcast_to', '*', '*', 'cos', '*', '+']
+['sin', 'ones', 'reshape', 'broadcast_to', '*', '*', 'cos', '*', '+']
 """
 
 from __future__ import annotations

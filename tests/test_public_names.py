@@ -26,7 +26,7 @@ FUNCGRAD = {
     "custom_vjp", "backprop_scope", "require_grad", "is_grad_required", "backprop", "trace",
     "Graph", "BackpropId", "primitive", "defvjp", "defjvp", "BackwardHook", "hooks",
     "TimerHook", "PrintHook", "debug_nans", "check_grads", "device_of", "to_device",
-    "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay",
+    "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay", "ReplayError",
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
 }
