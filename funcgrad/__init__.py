@@ -32,6 +32,7 @@ from .errors import (
     FuncgradError,
     GradientTypeError,
     NodeConversionError,
+    ReplayError,
 )
 from .graph import Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
@@ -48,7 +49,6 @@ from .node import (
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 from .replay import replay
-from .tracer import ReplayError
 
 __version__ = "0.1.0"
 from . import tree

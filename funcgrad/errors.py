@@ -86,3 +86,19 @@ class FuncgradValueError(FuncgradError, ValueError):
 
 class FuncgradStateError(FuncgradError, RuntimeError):
     """A context block (hooks, debug_nans, backprop_scope) ended twice or in another context."""
+
+
+class ReplayError(FuncgradError, TypeError):
+    """``fg.replay`` met something a plan cannot replay: a traced value printed,
+    converted to NumPy or pickled, random numbers drawn while tracing, an
+    argument updated in place, a traced value used after its trace.
+
+    The message says what and where; ``fg.replay(fun, fallback=True)`` runs such
+    calls eagerly instead.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.replay(lambda x: print(fg.value_of(x)))(numpy.ones(2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.ReplayError: fg.replay: str() or print() of a traced value at ... reads a traced value for Python itself, which a replay cannot redo ...
+    """

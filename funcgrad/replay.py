@@ -49,7 +49,8 @@ from .errors import FuncgradTypeError
 from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
 from .node import Node
 from .plan import GuardFailed, Plan, same
-from .tracer import ReplayError, Tape, current_tape, is_traced
+from .errors import ReplayError
+from .tracer import Tape, current_tape, is_traced
 
 
 class ReplayWarning(UserWarning):

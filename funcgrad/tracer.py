@@ -49,14 +49,9 @@ import numpy
 
 from . import backend
 from .backend import NUMPY_TYPES
-from .errors import FuncgradError
+from .errors import ReplayError
 from .node import Node
 from .primitive import Primitive, register_runner
-
-
-class ReplayError(FuncgradError, TypeError):
-    """``fg.replay`` met something a plan cannot replay (and was not told to fall back)."""
-
 
 # Entry kinds.  An entry is a tuple ``(kind, fn, args, kwargs, out, name)``:
 # ``args``/``kwargs`` are templates (Slots where traced arrays were), ``out``

@@ -22,6 +22,7 @@ HIERARCHY = [
     (errors.FuncgradTypeError, TypeError),
     (errors.FuncgradValueError, ValueError),
     (errors.FuncgradStateError, RuntimeError),
+    (fg.ReplayError, TypeError),
 ]
 
 

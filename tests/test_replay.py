@@ -20,7 +20,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.tracer import ReplayError
+from funcgrad import ReplayError
 
 replay_module = importlib.import_module("funcgrad.replay")
 
@@ -336,7 +336,7 @@ def test_hooks_make_calls_eager():
     timer = fg.TimerHook()
     with fg.hooks(timer):
         same_bits(f(x), fg.grad(lambda x: fnp.sum(fnp.sin(x)))(x))
-    assert f.stats.eager == 1 and [r[0] for r in timer.rows()] == ["sum", "sin"]
+    assert f.stats.eager == 1 and sorted(r[0] for r in timer.rows()) == ["sin", "sum"]
 
     local = fg.TimerHook()
 
