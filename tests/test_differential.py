@@ -94,6 +94,8 @@ class _Ref:
     @staticmethod
     def flip(x, axis=None):  # autograd has no gradient for flip
         nd = anp.ndim(x)
+        if nd == 0:  # x[()] breaks autograd's second derivatives
+            return x
         axes = range(nd) if axis is None else [a % nd for a in np.atleast_1d(axis)]
         return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(nd))]
 
@@ -150,10 +152,15 @@ class _Ref:
 
 
 class _RefLinalg:
-    """autograd.numpy.linalg, with vector norms composed (autograd lacks ord=1 and inf)."""
+    """autograd.numpy.linalg, with vector norms composed (autograd lacks ord=1 and inf)
+    and solve composed from inv (its gradient is wrong when b broadcasts)."""
 
     def __getattr__(self, name):
         return getattr(anp.linalg, name)
+
+    @staticmethod
+    def solve(a, b):  # autograd's gradient is wrong (or fails) when b broadcasts against a
+        return anp.matmul(anp.linalg.inv(a), b)
 
     @staticmethod
     def norm(x, ord=None, axis=None):
