@@ -8,4 +8,4 @@ import importlib.util
 
 collect_ignore = []
 if importlib.util.find_spec("dask") is None:
-    collect_ignore += ["funcgrad/backends/dask.py", "funcgrad/dask.py"]
+    collect_ignore += ["funcgrad/backends/dask.py", "funcgrad/dask.py", "tests/lazy.py"]

