@@ -287,10 +287,38 @@ def test_no_numpy_constant_larger_than_a_chunk_is_embedded_in_the_graph():
     with counting() as c:
         gw, gx = fg.grad(loss, argnums=(0, 1))(np.zeros(cols), x, y)
         # a NumPy cotangent for a Dask output: split as the output is
-        out, vjp_fn = fg.vjp(lambda v: fnp.tanh(v) * 2.0, x)
+        _, vjp_fn = fg.vjp(lambda v: fnp.tanh(v) * 2.0, x)
         (gv,) = vjp_fn(np.ones((rows, cols)))
     assert c.calls == 0
     assert _largest_task_bytes(gw) < chunk / 100  # no data at all: the graph reads none
     assert _largest_task_bytes(gx) < chunk  # (Dask itself may put the index in one task)
     assert _largest_task_bytes(gv) < 1.1 * chunk
     np.testing.assert_allclose(gv[:3].compute(), 2 * (1 - np.tanh(x[:3].compute()) ** 2))
+
+
+def test_a_dask_condition_keeps_the_graph_in_where_relu_and_sigmoid():
+    # The spike of issue 11: a Dask condition beside a NumPy Node lost the graph.
+    x = np.array([-1.5, -0.2, 0.3, 2.0])
+    cond = chunked(x > 0, 2)
+    with counting() as c:
+        g_where = fg.grad(lambda v: fnp.sum(fnp.where(cond, v * v, -v)))(x)
+        g_relu = fg.grad(lambda v: fnp.sum(fg.nn.relu(v * chunked(np.ones(4), 2))))(x)
+        g_sigmoid = fg.grad(lambda v: fnp.sum(fg.nn.sigmoid(v + chunked(np.zeros(4), 2))))(x)
+    assert c.calls == 0
+    assert all(isinstance(g, da.Array) for g in (g_where, g_relu, g_sigmoid))
+    s = 1 / (1 + np.exp(-x))
+    close(computed((g_where, g_relu, g_sigmoid)),
+          (np.where(x > 0, 2 * x, -1.0), (x > 0).astype(float), s * (1 - s)))
+
+
+def test_jacobians_and_hvp_compute_nothing():
+    f = lambda w, x: fnp.tanh(x @ w)
+    scalar = lambda w, x: fnp.sum(f(w, x) ** 2)
+    v = RNG.standard_normal(4)
+    with counting() as c:
+        jr = fg.jacobian(f)(chunked(W, 2), chunked(X, (4, 2)))
+        jf = fg.jacfwd(f)(chunked(W, 2), chunked(X, (4, 2)))
+        h = fg.hvp(lambda w: scalar(w, chunked(X, (4, 2))), (chunked(W, 2),), (chunked(v, 2),))
+    assert c.calls == 0
+    want = fg.jacobian(f)(W, X)
+    close(computed((jr, jf, h)), (want, want, fg.hvp(lambda w: scalar(w, X), (W,), (v,))))
