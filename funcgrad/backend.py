@@ -162,7 +162,10 @@ def known_shape(shape: tuple) -> bool:
     >>> known_shape((2, 3)), known_shape((float("nan"), 3))
     (True, False)
     """
-    return not any(_unknown(n) for n in shape)
+    for n in shape:  # (a loop: this runs in rules, on the NumPy path too)
+        if type(n) is float and math.isnan(n):
+            return False
+    return True
 
 
 def _unknown(n: Any) -> bool:

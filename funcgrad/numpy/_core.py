@@ -11,7 +11,15 @@ from typing import Any
 
 import numpy
 
-from ..backend import absorbs_numpy, device_of, is_lazy, known_shape, namespace, same_shape
+from ..backend import (
+    NUMPY_TYPES,
+    absorbs_numpy,
+    device_of,
+    is_lazy,
+    known_shape,
+    namespace,
+    same_shape,
+)
 from ..errors import DeviceMismatchError
 from ..node import Node, value_of
 from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
@@ -73,7 +81,10 @@ def primitive(fun) -> Primitive:
 def lazy(*xs: Any) -> bool:
     """Whether ``xs`` compute in a lazy namespace (Dask), whose data a rule must never
     read into Python (``bool()``, ``int()``, ``float()``): such a rule takes another path."""
-    return is_lazy(xp_of(*xs))
+    for x in xs:  # the NumPy path first: nothing to look up
+        if type(value_of(x)) not in NUMPY_TYPES:
+            return is_lazy(xp_of(*xs))
+    return False
 
 
 def ufunc(name: str) -> Primitive:
@@ -121,7 +132,7 @@ def bcast(t: Any, ans: Any) -> Any:
     s = shape_of(ans)
     ts = shape_of(t)
     if ts != s and not same_shape(ts, s):
-        if known_shape(s) and not lazy(ans):
+        if not lazy(ans) and known_shape(s):
             from . import shape as shp
 
             t = shp.broadcast_to(t, s)

@@ -11,6 +11,7 @@ import math
 
 import numpy
 
+from ..backend import NUMPY_TYPES
 from ..errors import FuncgradValueError
 from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of, zeros_of
 from ._core import namespace as _ns
@@ -41,10 +42,16 @@ def expand_to(g, like, axis, keepdims: bool):
     Node, or a shape)."""
     from .shape import broadcast_to, reshape
 
-    shape = tuple(like) if isinstance(like, (tuple, list)) else shape_of(like)
+    t = type(like)
+    if t is tuple or t is list:
+        shape, eager = tuple(like), True
+    else:
+        v = raw(like)
+        shape = shape_of(v)
+        eager = type(v) in NUMPY_TYPES or not lazy(v) and known_shape(shape)
     if not keepdims:
         g = reshape(g, keepdims_shape(shape, axis))
-    if isinstance(like, (tuple, list)) or (known_shape(shape) and not lazy(like)):
+    if eager:
         return broadcast_to(g, shape)
     # A lazy namespace (Dask): broadcast against zeros chunked as ``like`` is, so that the
     # gradient is split as the input is (broadcast_to would make it one chunk), whatever
@@ -58,7 +65,7 @@ def _count_of(x, axis):
     """The number of elements reduced over ``axis``: an int, or, where a lazy namespace
     does not know a length yet, a raw array counting them when computed."""
     shape = shape_of(x)
-    if known_shape(shape):
+    if not lazy(x) or known_shape(shape):
         return _count(shape, axis)
     v = raw(x)
     return xp_of(v).sum(xp_of(v).ones_like(v), axis=normalize_axes(axis, len(shape)),
