@@ -36,6 +36,7 @@ from __future__ import annotations
 import html
 import math
 import operator
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -235,22 +236,146 @@ def _statements(entry: tuple, ordinal: int, writes: tuple, clears: tuple, src: _
     return lines
 
 
-_FACTORIES: dict[str, Callable] = {}
 _GLOBALS = {"fail": _fail, "same": same, "slice": slice}
+# One code object per shape of step, for the process: a step is a function made
+# from it, its registers, constants and function given as default arguments
+# (read as fast as locals; no closure cells, no compilation per plan).
+_CODES: dict[Any, types.CodeType] = {}
 
 
-def _factory(body: list[str], names: list[str]) -> Callable:
-    """``make(*params) -> step(e)``, compiled once per distinct step shape."""
-    key = ",".join(names) + "\n" + "\n".join(body)
-    make = _FACTORIES.get(key)
-    if make is None:
-        source = (f"def make({', '.join(names)}):\n    def step(e):\n"
-                  + "".join(f"        {line}\n" for line in body) + "    return step\n")
+def _code(key: Any, body: list[str], names: list[str]) -> types.CodeType:
+    code = _CODES.get(key)
+    if code is None:
+        params = "".join(f", {n}=None" for n in names)
+        source = f"def step(e{params}):\n" + "".join(f"    {line}\n" for line in body)
         namespace: dict = {}
-        # Our own generated source (no user text in it): the factory of one step shape.
-        exec(compile(source, "<funcgrad plan step>", "exec"), dict(_GLOBALS), namespace)  # noqa: S102
-        make = _FACTORIES[key] = namespace["make"]
-    return make
+        # Our own generated source (no user text in it): the shape of one step.
+        exec(compile(source, "<funcgrad plan step>", "exec"), _GLOBALS, namespace)  # noqa: S102
+        code = _CODES[key] = namespace["step"].__code__
+    return code
+
+
+def _make_step(code: types.CodeType, values: list) -> Callable:
+    return types.FunctionType(code, _GLOBALS, "step", tuple(values))
+
+
+def _reads(e: tuple) -> list[int]:
+    """The slots an entry reads, left to right (with repeats)."""
+    if e[0] == GUARD:
+        return [e[2]]
+    found = []
+    for a in e[2]:
+        if type(a) is Slot:
+            found.append(a.k)
+        elif type(a) in _CONTAINERS:
+            slots_in(a, found)
+    if e[3]:
+        slots_in(e[3], found)
+    return found
+
+
+_CONTAINERS = frozenset({tuple, list, dict, slice})
+
+
+def _fast_step(e: tuple, writes: tuple, clears: tuple, reg: dict) -> Callable | None:
+    """The step of a simple entry -- one result at most, arguments that are slots or
+    constants -- made without rendering any source once its shape has been seen."""
+    kind, fn, targs, tkw, out = e[0], e[1], e[2], e[3], e[4]
+    if type(out) is tuple:
+        return None
+    pattern = []
+    values = []
+    for a in targs:
+        if type(a) is Slot:
+            pattern.append("S")
+            values.append(reg[a.k])
+        elif type(a) in _CONTAINERS and _has_slot(a):
+            return None
+        else:
+            pattern.append("C")
+            values.append(a)
+    names = ()
+    if tkw:
+        for v in tkw.values():
+            if type(v) is Slot:
+                pattern.append("S")
+                values.append(reg[v.k])
+            elif type(v) in _CONTAINERS and _has_slot(v):
+                return None
+            else:
+                pattern.append("C")
+                values.append(v)
+        names = tuple(tkw)
+        if not all(isinstance(k, str) and k.isidentifier() for k in names):
+            return None
+    form = (_BINARY.get(fn) or _UNARY.get(fn) or _IN_PLACE.get(fn)
+            or ("getitem" if fn is operator.getitem else
+                "setitem" if fn is operator.setitem else None)) if not tkw else None
+    if form is None:
+        form = "call"
+        values.insert(0, fn)
+    write = writes[0] if writes else None
+    if write is not None:
+        values.append(write)
+    values.extend(clears)
+    key = (kind, form, "".join(pattern), names, write is not None, len(clears))
+    code = _CODES.get(key)
+    if code is None:
+        code = _code(key, *_fast_source(kind, form, pattern, names, write is not None,
+                                        len(clears)))
+    return _make_step(code, values)
+
+
+def _fast_source(kind, form, pattern, names, write, n_clears) -> tuple[list[str], list[str]]:
+    params = []
+
+    def param(prefix):
+        params.append(f"{prefix}{len(params)}")
+        return params[-1]
+
+    fn = param("f") if form == "call" else None
+    parts = [f"e[{param('r')}]" if p == "S" else param("c") for p in pattern]
+    args, kws = parts[:len(parts) - len(names)], parts[len(parts) - len(names):]
+    target = f"e[{param('o')}]" if write else None
+    if form == "call":
+        call = f"{fn}({', '.join(args + [f'{k}={v}' for k, v in zip(names, kws, strict=True)])})"
+    elif form == "getitem":
+        call = f"{args[0]}[{args[1]}]"
+    elif form == "setitem":
+        call = None
+        lines = [f"{args[0]}[{args[1]}] = {args[2]}"]
+    elif form in _IN_PLACE.values():
+        call = None
+        if target is None or target == args[0]:
+            lines = [f"{args[0]} {form} {args[1]}"]
+        else:
+            lines = [f"{target} = {args[0]}", f"{target} {form} {args[1]}"]
+        target = None
+    elif len(args) == 2:
+        call = f"{args[0]} {form} {args[1]}"
+    else:
+        call = f"{form}{args[0]}"
+    if call is not None:
+        lines = [f"{target} = {call}" if target else call]
+    lines += [f"e[{param('k')}] = None" for _ in range(n_clears)]
+    return lines, params
+
+
+def _slow_step(e: tuple, ordinal: int, writes: tuple, clears: tuple, reg: dict) -> Callable:
+    """The step of any entry: its source rendered in full (guards, nested arguments,
+    several results)."""
+    src = _Source()
+    regs: dict[int, str] = {}
+
+    def put(r):
+        name = regs.get(r)
+        if name is None:
+            name = regs[r] = src.param(r, "r")
+        return f"e[{name}]"
+
+    body = _statements(e, ordinal, writes, clears, src, lambda k: put(reg[k]), put)
+    return _make_step(_code("\n".join(body) + "|" + ",".join(src.names), body, src.names),
+                      src.values)
 
 
 class Plan:
@@ -277,110 +402,95 @@ class Plan:
         self.hits = 0
 
     # -- building ---------------------------------------------------------------
-    def _schedule(self) -> tuple[list[int], dict, dict, int]:
-        """Kept entries; per kept entry its (writes, clears) registers; slot -> register."""
+    def _schedule(self) -> tuple[list[int], list, dict, int, dict]:
+        """Kept entries in order; per kept entry its (writes, clears) registers;
+        slot -> register; the number of registers; slot -> its last reader."""
         entries = self._entries
+        reads = [_reads(e) for e in entries]
         out_slots = {t.k for t in self._out_template if type(t) is Slot}
         live = set(out_slots)
         kept = []
         for i in range(len(entries) - 1, -1, -1):
             e = entries[i]
-            if e[0] == GUARD:
-                live.add(e[2])
+            kind, out = e[0], e[4]
+            if kind == GUARD or kind == EFFECT or (
+                out in live if type(out) is int else
+                out is not None and any(o in live for o in out if o is not None)
+            ):
                 kept.append(i)
-                continue
-            outs = _outs(e[4])
-            if e[0] == EFFECT or any(o in live for o in outs):
-                kept.append(i)
-                live.update(slots_in(e[2], []))
-                if e[3]:
-                    live.update(slots_in(e[3], []))
+                live.update(reads[i])
         kept.reverse()
         last: dict[int, int] = {}
         for i in kept:
-            e = entries[i]
-            for s in self._reads(e):
+            for s in reads[i]:
                 last[s] = i
+        end = len(entries)
         for s in out_slots:
-            last[s] = len(entries)  # never released: returned
+            last[s] = end  # never released: returned
         reg = {k: k for k in range(self.n_inputs)}
         free: list[int] = []
         n_regs = self.n_inputs
-        layout = {}
+        layout = []
         for i in kept:
             e = entries[i]
             dying = []
-            for s in dict.fromkeys(self._reads(e)):
+            for s in reads[i]:
                 if last[s] == i:
-                    dying.append(reg[s])
-            writes = []
+                    r = reg[s]
+                    if r not in dying:
+                        dying.append(r)
             out = e[4] if e[0] != GUARD else None
-            in_place = e[0] == EFFECT and e[1] in _IN_PLACE
-            for o in (out if type(out) is tuple else (out,)):
-                if o is None or o not in last:  # no result, or one nothing reads
-                    writes.append(None)
-                    continue
-                if in_place:  # written before the operand is read: the target's or a free one
-                    target = reg[e[2][0].k]
-                    if target in dying:
-                        dying.remove(target)
-                        r = target
+            if out is None:
+                writes = ()
+            else:
+                in_place = e[0] == EFFECT and e[1] in _IN_PLACE
+                writes = []
+                for o in (out if type(out) is tuple else (out,)):
+                    if o is None or o not in last:  # no result, or one nothing reads
+                        writes.append(None)
+                        continue
+                    if in_place:  # written before the operand is read: the target's or free
+                        target = reg[e[2][0].k]
+                        if target in dying:
+                            dying.remove(target)
+                            r = target
+                        elif free:
+                            r = free.pop()
+                        else:
+                            r = n_regs
+                            n_regs += 1
+                    elif dying:
+                        r = dying.pop()
                     elif free:
                         r = free.pop()
                     else:
                         r = n_regs
                         n_regs += 1
-                elif dying:
-                    r = dying.pop()
-                elif free:
-                    r = free.pop()
-                else:
-                    r = n_regs
-                    n_regs += 1
-                reg[o] = r
-                writes.append(r)
-            layout[i] = (tuple(writes), tuple(dying))
+                    reg[o] = r
+                    writes.append(r)
+                writes = tuple(writes)
+            layout.append((writes, tuple(dying)))
             free.extend(dying)
-        self._last = last
-        return kept, layout, reg, n_regs
-
-    @staticmethod
-    def _reads(e: tuple) -> list[int]:
-        if e[0] == GUARD:
-            return [e[2]]
-        found = slots_in(e[2], [])
-        return slots_in(e[3], found) if e[3] else found
+        return kept, layout, reg, n_regs, last
 
     def _build(self) -> None:
-        kept, layout, reg, n_regs = self._schedule()
+        # The trace made a (shape, dtype) pair per slot; most are equal: keep one of each.
+        pairs: dict = {}
+        self._meta = [pairs.setdefault(m, m) for m in self._meta]
+        kept, layout, reg, n_regs, _ = self._schedule()
         steps = []
-        ordinal = {}
-        for i, e in enumerate(self._entries):
+        ordinal = 0
+        entries = self._entries
+        for i, (writes, clears) in zip(kept, layout, strict=True):
+            e = entries[i]
             if e[0] == GUARD:
-                ordinal[i] = len(ordinal)
-        for i in kept:
-            e = self._entries[i]
-            writes, clears = layout[i]
-            src = _Source()
-            regs: dict[int, str] = {}
-
-            def read(k, src=src, regs=regs):
-                name = regs.get(reg[k])
-                if name is None:
-                    name = regs[reg[k]] = src.param(reg[k], "r")
-                return f"e[{name}]"
-
-            def put(r, src=src, regs=regs):
-                name = regs.get(r)
-                if name is None:
-                    name = regs[r] = src.param(r, "r")
-                return f"e[{name}]"
-
-            body = _statements(e, ordinal.get(i, -1), writes, clears, src, read, put)
-            steps.append(_factory(body, src.names)(*src.values))
+                step = _slow_step(e, ordinal, writes, clears, reg)
+                ordinal += 1
+            else:
+                step = _fast_step(e, writes, clears, reg) or _slow_step(e, -1, writes, clears,
+                                                                           reg)
+            steps.append(step)
         self._kept = kept
-        self._layout = layout
-        self._reg = reg
         self._blank = [None] * (n_regs - self.n_inputs)
         self._outs = [(reg[t.k], None) if type(t) is Slot else (None, t)
                       for t in self._out_template]
@@ -407,31 +517,23 @@ class Plan:
         """
         if self._compiled is not None:
             return True
-        if self._steps is None:
-            self._build()
-        if len(self._kept) > COMPILE_MAX_STEPS:
+        kept, layout, reg, _, _ = self._schedule()
+        if len(kept) > COMPILE_MAX_STEPS:
             return False
         src = _Source()
-        names: dict[int, str] = {}
 
         def local(r):
             return f"v{r}"
 
-        ordinal = {}
-        for i, e in enumerate(self._entries):
-            if e[0] == GUARD:
-                ordinal[i] = len(ordinal)
         lines = []
-        for i in self._kept:
+        ordinal = 0
+        for i, (writes, clears) in zip(kept, layout, strict=True):
             e = self._entries[i]
-            writes, clears = self._layout[i]
-            body = _statements(e, ordinal.get(i, -1), writes, (),
-                               src, lambda k: local(self._reg[k]), local)
-            lines += body
+            lines += _statements(e, ordinal, writes, (), src, lambda k: local(reg[k]), local)
+            ordinal += e[0] == GUARD
             lines += [f"del {local(r)}" for r in clears]
-        outs = []
-        for r, c in self._outs:
-            outs.append(local(r) if r is not None else f"fresh({src.param(c)})")
+        outs = [local(reg[t.k]) if type(t) is Slot else f"fresh({src.param(t)})"
+                for t in self._out_template]
         lines.append(f"return [{', '.join(outs)}]")
         params = [local(k) for k in range(self.n_inputs)]
         source = (f"def make({', '.join(src.names)}):\n"
@@ -439,9 +541,9 @@ class Plan:
                   + "".join(f"        {line}\n" for line in lines) + "    return plan\n")
         namespace: dict = {}
         glob = dict(_GLOBALS, fresh=_fresh)
+        # Our own generated source: the plan's steps, one line each.
         exec(compile(source, "<funcgrad plan>", "exec"), glob, namespace)  # noqa: S102
         self._compiled = namespace["make"](*src.values)
-        del names
         return True
 
     @property
@@ -453,24 +555,26 @@ class Plan:
     @property
     def steps(self) -> tuple[Step, ...]:
         """The kept steps, in order, as :class:`Step` records."""
-        if self._steps is None:
-            self._build()
+        kept, layout, _, _, last = self._schedule()
+        meta = self._slot_meta()
         out = []
-        for n, i in enumerate(self._kept):
+        for n, (i, (writes, _)) in enumerate(zip(kept, layout, strict=True)):
             e = self._entries[i]
-            reads = tuple(dict.fromkeys(self._reads(e)))
-            writes = self._layout[i][0]
-            freed = tuple(s for s in reads if self._last.get(s) == i)
+            reads = tuple(dict.fromkeys(_reads(e)))
+            freed = tuple(s for s in reads if last.get(s) == i)
             if e[0] == GUARD:
                 out.append(Step(n, f"guard {e[5]}", "guard", reads, (), freed,
                                 f"%{e[2]} == {_short(e[3])}", (), None, e[6]))
                 continue
             outs = tuple(o for o, w in zip(_as_tuple(e[4]), writes, strict=True)
                          if w is not None)
-            shape, dtype = self._meta[outs[0]] if outs else ((), None)
+            shape, dtype = meta[outs[0]] if outs else ((), None)
             out.append(Step(n, e[5], "in-place" if e[0] == EFFECT else "call", reads, outs,
                             freed, _args_text(e[2], e[3]), shape, dtype))
         return tuple(out)
+
+    def _slot_meta(self) -> list:
+        return self._meta
 
     @property
     def inputs(self) -> tuple:
@@ -490,9 +594,7 @@ class Plan:
     @property
     def dropped(self) -> int:
         """How many recorded steps the liveness analysis dropped (results nothing reads)."""
-        if self._steps is None:
-            self._build()
-        return len(self._entries) - len(self._kept)
+        return len(self._entries) - len(self._schedule()[0])
 
     def __len__(self) -> int:
         return len(self.steps)
