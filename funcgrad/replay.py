@@ -45,11 +45,10 @@ from typing import Any, NamedTuple
 import numpy
 
 from . import backend, tree
-from .errors import FuncgradTypeError
+from .errors import FuncgradTypeError, ReplayError
 from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
 from .node import Node
 from .plan import GuardFailed, Plan, same
-from .errors import ReplayError
 from .tracer import Tape, current_tape, is_traced
 
 
