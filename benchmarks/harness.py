@@ -38,7 +38,7 @@ Thunk = Callable[[], Any]
 # A first call this long sets one call per sample without a calibration call, unless the
 # system compiles on its first call (then the first call says nothing about the second).
 _LONG_CALL_S = 1.0
-_COMPILING = ('jax.jit',)
+_COMPILING = ('jax.jit', 'replay')  # the first call compiles, or traces (fg.replay)
 
 
 @dataclass

@@ -17,11 +17,13 @@ import importlib.util
 import types
 
 #: Row order of every table. ``numpy`` is the hand-written reference with manual gradients.
-SYSTEMS: tuple[str, ...] = ('numpy', 'funcgrad', 'autograd', 'torch', 'jax', 'jax.jit')
+SYSTEMS: tuple[str, ...] = ('numpy', 'funcgrad', 'replay', 'autograd', 'torch', 'jax',
+                            'jax.jit')
 
 LABELS: dict[str, str] = {
     'numpy': 'NumPy (manual)',
     'funcgrad': 'funcgrad',
+    'replay': 'funcgrad replay',
     'autograd': 'HIPS autograd',
     'torch': 'PyTorch eager (CPU)',
     'jax': 'JAX eager',
@@ -42,7 +44,7 @@ def load(system: str) -> types.ModuleType | types.SimpleNamespace:
     """
     if system == 'numpy':
         return _import('numpy')
-    if system == 'funcgrad':
+    if system in ('funcgrad', 'replay'):  # replay: fg.replay of the same funcgrad code
         return types.SimpleNamespace(fg=_import('funcgrad'), fnp=_import('funcgrad.numpy'))
     if system == 'autograd':
         return types.SimpleNamespace(autograd=_import('autograd'), anp=_import('autograd.numpy'))
@@ -73,7 +75,7 @@ def installed(system: str) -> bool:
     >>> installed('numpy')
     True
     """
-    package = {'jax.jit': 'jax'}.get(system, system)
+    package = {'jax.jit': 'jax', 'replay': 'funcgrad'}.get(system, system)
     return importlib.util.find_spec(package) is not None
 
 

@@ -763,6 +763,29 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
             return _emit(a.tape, impl, (a.mark,), None, value, prim.name, check)
         return a.tape.result(impl, (a.mark,), None, value, prim.name,
                              a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+    if len(args) == 2 and not kwargs:  # binary: a traced value and a constant, or two
+        a, b = args
+        ta, tb = type(a), type(b)
+        if ta not in _CONTAINERS and tb not in _CONTAINERS:
+            if ta in _TRACED:
+                tape, av, am = a.tape, a.v, a.mark
+                if tb in _TRACED:
+                    if b.tape is not tape:
+                        raise ReplayError(_foreign_message(b))
+                    bv, bm = b.v, b.mark
+                else:
+                    bv = bm = b
+            else:
+                tape, bv, bm = b.tape, b.v, b.mark
+                av = am = a
+            impl = (prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES
+                    else prim.impl)
+            value = impl(av, bv)
+            check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(
+                prim.numpy_impl) and _suspect(args))
+            if type(value) in _NUMPY_ARRAYS:
+                return _emit(tape, impl, (am, bm), None, value, prim.name, check)
+            return tape.result(impl, (am, bm), None, value, prim.name, check)
     tape = None
     raws = list(args)
     tmpl = list(args)

@@ -9,6 +9,7 @@ from benchmarks.workloads import (
     backward_memory,
     chain_depth,
     fanin,
+    first_call,
     hvp,
     mlp,
     nth_derivative,
@@ -17,5 +18,6 @@ from benchmarks.workloads import (
 
 WORKLOADS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (overhead, mlp, fanin, hvp, nth_derivative, chain_depth, backward_memory)
+    for module in (overhead, mlp, fanin, hvp, nth_derivative, chain_depth, backward_memory,
+                   first_call)
 }

@@ -27,7 +27,7 @@ from benchmarks.systems import LABELS, load
 NAME = 'chain_depth'
 TITLE = '6. Chain depth'
 X0 = 0.7
-_PY_GRAPH = ('numpy', 'funcgrad', 'autograd')  # systems whose graph tracemalloc sees
+_PY_GRAPH = ('numpy', 'funcgrad', 'replay', 'autograd')  # systems tracemalloc sees in full
 
 
 def sizes(quick: bool) -> dict[str, int]:
@@ -128,6 +128,10 @@ def value_and_grad_thunk(system: str, x: np.ndarray, steps: int):
         fg, fnp = load('funcgrad').fg, load('funcgrad').fnp
         vg = fg.value_and_grad(lambda x: _chain(fnp, x, steps))
         return lambda: vg(x)
+    if system == 'replay':
+        fg, fnp = load('replay').fg, load('replay').fnp
+        vg = fg.replay(fg.value_and_grad(lambda x: _chain(fnp, x, steps)))
+        return lambda: vg(x)
     if system == 'autograd':
         ag = load('autograd')
         vg = ag.autograd.value_and_grad(lambda x: _chain(ag.anp, x, steps))
@@ -179,6 +183,8 @@ def memory_probe(system: str, meter: memory.Meter, params: dict) -> dict:
             del out, thunk
         return {'times': times}
     steps = params['steps']
+    if system == 'replay':
+        return _replay_probe(meter, x, steps)
     warm, backward = hold_graph(system, x, steps if system == 'jax.jit' else 100)
     backward()
     del warm, backward
@@ -193,6 +199,26 @@ def memory_probe(system: str, meter: memory.Meter, params: dict) -> dict:
     if wrong:
         return {'error': f'WRONG: {wrong}', 'traceback': ''}
     return {'bytes': held, 'steps': steps}
+
+
+def _replay_probe(meter: memory.Meter, x: np.ndarray, steps: int) -> dict:
+    """A replayed call has no pause between forward and backward to look at: what it holds
+    at its peak, above what was held before the call (the plan stays cached between calls and
+    is counted apart, as ``plan``)."""
+    meter.start()
+    before = meter.current()
+    thunk = value_and_grad_thunk('replay', x, steps)
+    thunk()  # traces
+    thunk()  # builds the plan
+    after = meter.current()
+    meter.reset_peak()
+    out = thunk()
+    held = meter.peak() - after
+    meter.stop()
+    wrong = _check(steps)(out)
+    if wrong:
+        return {'error': f'WRONG: {wrong}', 'traceback': ''}
+    return {'bytes': held, 'steps': steps, 'plan': after - before}
 
 
 # ---------------------------------------------------------------------------- parent
@@ -217,9 +243,12 @@ def run(cfg: Config) -> Section:
             jobs.append((NAME, key, mode, {'task': 'hold', 'steps': steps_of[key]}))
             slots.append((key, mode))
     held = {}
+    plan_bytes = {}
     for slot, result in zip(slots, memory.run_children(cfg.python, jobs, cfg.child_timeout_s),
                             strict=True):
         held[slot] = _memory_cell(cfg, slot, result)
+        if 'plan' in result:
+            plan_bytes[slot[1]] = result['plan'] / result['steps']
 
     section = Section(
         NAME, TITLE,
@@ -247,6 +276,14 @@ def run(cfg: Config) -> Section:
     section.notes.append('JAX jit runs the chain as `lax.fori_loop` (a Python loop would unroll '
                          'into a program too large to compile); its graph is the saved '
                          'residuals of the loop.')
+    if 'replay' in cfg.systems:
+        plan = ', '.join(f'{b:,.0f} ({mode})' for mode, b in plan_bytes.items())
+        section.notes.append(
+            'funcgrad replay runs forward and backward as one plan, with no pause between '
+            'them: its bytes/step are the peak of a replayed call above what was held before '
+            'it, divided by S -- the residuals the backward rules read (one (1,) array per '
+            'step: 8 bytes of data and NumPy\'s array object) and the gradients in flight. '
+            f'The plan itself, cached between calls, holds {plan or "-"} bytes per step.')
     if cfg.quick:
         section.notes.append('--quick: NumPy-based systems are measured by tracemalloc only.')
     if 'funcgrad' in cfg.systems and outcomes.get('funcgrad') and outcomes['funcgrad'].ok:

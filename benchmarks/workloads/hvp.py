@@ -62,6 +62,21 @@ def _builders(a, x, v):
             return lambda: _unwrap(fg.hvp(f, (x,), (v,)))
         return build_grad, build_hvp
 
+    def replay_pair():
+        def build_grad():
+            fg, fnp = load('replay').fg, load('replay').fnp
+            g = fg.replay(fg.grad(lambda x: _f(fnp, a, x)))
+            return lambda: g(x)
+
+        def build_hvp():
+            fg, fnp = load('replay').fg, load('replay').fnp
+
+            def f(x):
+                return _f(fnp, a, x)
+            hvp = fg.replay(lambda x, v: fg.hvp(f, (x,), (v,)))
+            return lambda: _unwrap(hvp(x, v))
+        return build_grad, build_hvp
+
     def autograd_pair():
         def build_grad():
             ag = load('autograd')
@@ -118,7 +133,8 @@ def _builders(a, x, v):
             return lambda: jax.block_until_ready(hvp(xj, vj))
         return build_grad, build_hvp
 
-    return {'numpy': numpy_pair(), 'funcgrad': funcgrad_pair(), 'autograd': autograd_pair(),
+    return {'numpy': numpy_pair(), 'funcgrad': funcgrad_pair(), 'replay': replay_pair(),
+            'autograd': autograd_pair(),
             'torch': torch_pair(), 'jax': jax_pair(False), 'jax.jit': jax_pair(True)}
 
 

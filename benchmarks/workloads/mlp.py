@@ -107,6 +107,11 @@ def _builders(params, x, y):
         vg = fg.value_and_grad(lambda p: loss(fnp, p, x, y))
         return lambda: vg(params)
 
+    def build_replay():
+        fg, fnp = load('replay').fg, load('replay').fnp
+        vg = fg.replay(fg.value_and_grad(lambda p: loss(fnp, p, x, y)))
+        return lambda: vg(params)
+
     def build_autograd():
         ag = load('autograd')
         vg = ag.autograd.value_and_grad(lambda p: loss(ag.anp, p, x, y))
@@ -133,7 +138,8 @@ def _builders(params, x, y):
             vg = jx.jax.jit(vg)
         return lambda: jx.jax.block_until_ready(vg(pj))
 
-    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'autograd': build_autograd,
+    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'replay': build_replay,
+            'autograd': build_autograd,
             'torch': build_torch, 'jax': lambda: build_jax(False),
             'jax.jit': lambda: build_jax(True)}
 

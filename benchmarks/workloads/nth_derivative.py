@@ -48,6 +48,12 @@ def _builders():
         d6 = _nest(fg.grad, lambda x: fnp.sin(x) * fnp.exp(x), ORDER)
         return lambda: d6(X0)
 
+    def build_replay():
+        fg, fnp = load('replay').fg, load('replay').fnp
+        d6 = fg.replay(_nest(fg.grad, lambda x: fnp.sin(x) * fnp.exp(x), ORDER))
+        x = np.array(X0)  # an array: a Python float would be part of the signature
+        return lambda: d6(x)
+
     def build_autograd():
         ag = load('autograd')
         d6 = _nest(ag.autograd.grad, lambda x: ag.anp.sin(x) * ag.anp.exp(x), ORDER)
@@ -71,7 +77,8 @@ def _builders():
         x = jx.jnp.asarray(X0, dtype=jx.jnp.float64)
         return lambda: jx.jax.block_until_ready(d6(x))
 
-    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'autograd': build_autograd,
+    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'replay': build_replay,
+            'autograd': build_autograd,
             'torch': build_torch, 'jax': lambda: build_jax(False),
             'jax.jit': lambda: build_jax(True)}
 
@@ -98,4 +105,7 @@ def run(cfg: Config) -> Section:
         section.rows.append([label, harness.cell(outcome, ms), rel])
     section.notes.append('Ratios are to HIPS autograd here, since the NumPy row is a closed '
                          'form and not a nested derivative.')
+    section.notes.append('funcgrad replay is given x as a 0-d array: a Python float is a '
+                         'value of the signature, and a function of it alone would be '
+                         'computed once and returned.')
     return section

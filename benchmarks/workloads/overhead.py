@@ -77,6 +77,11 @@ def _builders(n: int):
         vg = fg.value_and_grad(lambda x: _chain(fnp, x, c, n))
         return lambda: vg(x)
 
+    def build_replay():
+        fg, fnp = load('replay').fg, load('replay').fnp
+        vg = fg.replay(fg.value_and_grad(lambda x: _chain(fnp, x, c, n)))
+        return lambda: vg(x)
+
     def build_autograd():
         ag = load('autograd')
         vg = ag.autograd.value_and_grad(lambda x: _chain(ag.anp, x, c, n))
@@ -101,7 +106,8 @@ def _builders(n: int):
             vg = jx.jax.jit(vg)
         return lambda: jx.jax.block_until_ready(vg(xj))
 
-    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'autograd': build_autograd,
+    return {'numpy': build_numpy, 'funcgrad': build_funcgrad, 'replay': build_replay,
+            'autograd': build_autograd,
             'torch': build_torch, 'jax': lambda: build_jax(False),
             'jax.jit': lambda: build_jax(True)}
 
