@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy
 
-from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError
+from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError, describe
 
 
 class Namespace:
@@ -262,7 +262,9 @@ def to_device(x: Any, device: str) -> Any:
     namespace's device): a copy, or ``x`` itself when it is a NumPy array already
     on the CPU."""
     if not isinstance(device, str):
-        raise FuncgradTypeError(f"device must be a str such as 'cpu' or 'cuda:0', got {device!r}")
+        raise FuncgradTypeError(
+            f"device must be a str such as 'cpu' or 'cuda:0', got {describe(device)}"
+        )
     src = _lookup(type(x))
     host = src.to_host(x) if src is not None and src.to_host is not None else numpy.asarray(x)
     if device == "cpu":
@@ -272,8 +274,8 @@ def to_device(x: Any, device: str) -> Any:
         if entry.device_prefix == prefix and entry.from_host is not None:
             return entry.from_host(host, device)
     if prefix == "cuda":
-        raise FuncgradValueError(f"device {device!r} needs CuPy and a GPU")
-    raise FuncgradValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda:N'")
+        raise FuncgradValueError(f"device {describe(device)} needs CuPy and a GPU")
+    raise FuncgradValueError(f"unknown device {describe(device)}; expected 'cpu' or 'cuda:N'")
 
 
 def borrowed(x: Any) -> bool:

@@ -28,8 +28,8 @@ import numpy
 from . import tree
 from .backend import is_float_dtype, namespace
 from .combinators import jvp, vjp
-from .errors import FuncgradValueError
-from .node import Node, value_of
+from .errors import FuncgradValueError, describe
+from .node import Node, float_array, value_of
 
 _DEFAULTS = {  # dtype -> (eps, rtol, atol) for central differences
     numpy.dtype("float64"): (1e-6, 1e-5, 1e-6),
@@ -50,7 +50,7 @@ def _as_array(x: Any) -> Any:
     if type(x) is Node:
         return x
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return numpy.asarray(x, dtype=numpy.float64)
+        return float_array(x, "check_grads: argument")
     if isinstance(x, numpy.generic):
         return numpy.asarray(x)
     return x
@@ -79,7 +79,8 @@ def _dot(xs: list, ys: list) -> float:
 def _tolerances(leaves: list, eps, rtol, atol):
     dtypes = [value_of(x).dtype for x in leaves]
     worst = min(dtypes, key=lambda d: d.itemsize) if dtypes else numpy.dtype("float64")
-    d_eps, d_rtol, d_atol = _DEFAULTS.get(numpy.dtype(worst), _DEFAULTS[numpy.dtype("float64")])
+    native = numpy.dtype(worst).newbyteorder("=")  # a big-endian float32 is a float32
+    d_eps, d_rtol, d_atol = _DEFAULTS.get(native, _DEFAULTS[numpy.dtype("float64")])
     return (eps or d_eps, rtol or d_rtol, atol or d_atol)
 
 
@@ -143,6 +144,9 @@ def _check_rev(fun, xs, rng, eps, rtol, atol, label):
             numpy.array(got), rtol, atol)
 
 
+MAX_ORDER = 8
+
+
 def check_grads(
     fun: Callable,
     args: Any,
@@ -170,9 +174,14 @@ def check_grads(
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     for m in modes:
         if m not in ("rev", "fwd"):
-            raise FuncgradValueError(f"check_grads: unknown mode {m!r}; expected 'rev' or 'fwd'")
-    if not isinstance(order, int) or order < 1:
-        raise FuncgradValueError(f"check_grads: order must be an int >= 1, got {order!r}")
+            raise FuncgradValueError(
+                f"check_grads: unknown mode {describe(m)}; expected 'rev' or 'fwd'"
+            )
+    if not isinstance(order, int) or isinstance(order, bool) or not 1 <= order <= MAX_ORDER:
+        # each order doubles the work (both modes at every level): a bound, not a hang
+        raise FuncgradValueError(
+            f"check_grads: order must be an int from 1 to {MAX_ORDER}, got {describe(order)}"
+        )
     leaves, treedef = tree.flatten(args)
     leaves = [_as_array(x) for x in leaves]
     vary = [i for i, x in enumerate(leaves) if _is_float(x)]

@@ -27,6 +27,7 @@ from .node import (
     BackpropId,
     Node,
     PassThrough,
+    float_array,
     make_node,
     recording,
     require_grad,
@@ -67,7 +68,7 @@ def _as_primal(x: Any, where: str) -> Any:
     if type(x) is Node:
         return x
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return numpy.asarray(x, dtype=numpy.float64)
+        return float_array(x, where)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         raise FuncgradTypeError(f"{where} must be an array or a number, got {type(x).__name__}")
@@ -305,7 +306,7 @@ def _basis(x: Any):
     """Unit vectors of ``x``'s shape and dtype, one per element, in C order."""
     v = value_of(x)
     if getattr(v, "dtype", None) is None:  # a Python number: a constant output
-        v = numpy.asarray(v, dtype=numpy.float64)
+        v = float_array(v, "jacobian: output")
     xp = namespace(v)
     eye = xp.eye(v.size, dtype=v.dtype)
     return [eye[k].reshape(v.shape) for k in range(v.size)]

@@ -102,3 +102,39 @@ class ReplayError(FuncgradError, TypeError):
       ...
     funcgrad.errors.ReplayError: fg.replay: str() or print() of a traced value at ... reads a traced value for Python itself, which a replay cannot redo ...
     """
+
+
+class FuncgradIndexError(FuncgradError, IndexError, ValueError):
+    """An index or axis out of range (an ``IndexError`` and a ``ValueError``, as NumPy's
+    ``AxisError`` is)."""
+
+
+def describe(x: object) -> str:
+    """A short description of ``x`` for messages, whatever it is: never a long repr.
+
+    >>> describe(10 ** 400), describe([1, [2]]), describe("abc")
+    ('an int of 1329 bits', 'a list of 2 items', "'abc'")
+    """
+    if x is None or x is Ellipsis or isinstance(x, bool):
+        return repr(x)
+    if isinstance(x, int):
+        return repr(x) if x.bit_length() <= 64 else f"an int of {x.bit_length()} bits"
+    if isinstance(x, (float, complex)):
+        return repr(x)
+    if isinstance(x, (str, bytes)):
+        text = repr(x)
+        return text if len(text) <= 40 else text[:37] + "..."
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    name = type(x).__name__
+    if shape is not None and dtype is not None:
+        return f"a {dtype} {name} of shape {tuple(shape)}"
+    if isinstance(x, (list, tuple, dict, set, frozenset)):
+        return f"a {name} of {len(x)} items"
+    return f"a {name}"
+
+
+def describe_arguments(args: tuple, kwargs: dict | None = None) -> str:
+    """``'argument 0: ..., argument 1: ..., axis=...'`` for the arguments of a call."""
+    parts = [f"argument {i}: {describe(a)}" for i, a in enumerate(args)]
+    parts += [f"{k}={describe(v)}" for k, v in (kwargs or {}).items()]
+    return ", ".join(parts) or "no arguments"

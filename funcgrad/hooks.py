@@ -20,7 +20,7 @@ import time
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import FuncgradTypeError
+from .errors import FuncgradTypeError, describe
 from .node import Block, ContextStack
 
 _HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
@@ -68,7 +68,9 @@ def _check_hooks(hs: Any) -> tuple:
     hs = tuple(hs)
     for h in hs:
         if not isinstance(h, BackwardHook):
-            raise FuncgradTypeError(f"hooks must be fg.BackwardHook instances, got {h!r}")
+            raise FuncgradTypeError(
+                f"hooks must be fg.BackwardHook instances, got {describe(h)}"
+            )
     return hs
 
 

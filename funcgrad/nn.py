@@ -22,6 +22,7 @@ from .backend import is_lazy, namespace
 from .errors import FuncgradTypeError, FuncgradValueError
 from .numpy._core import index_data
 from .numpy.reductions import keepdims_shape, normalize_axes
+from .primitive import Primitive, guarded
 
 __all__ = [
     "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softmax_cross_entropy",
@@ -205,3 +206,10 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1) -> Any:
     # fnp.multiply, not ``*``: raw labels on another device than raw logits raise
     # DeviceMismatchError there rather than the array library's own error.
     return fnp.mean(-fnp.sum(fnp.multiply(target, logp), axis=ax))
+
+
+# Only documented errors, whatever the arguments (see funcgrad.primitive.guarded).
+for _name in __all__:
+    if not isinstance(globals()[_name], Primitive):
+        globals()[_name] = guarded(globals()[_name], _name)
+del _name

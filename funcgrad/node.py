@@ -34,7 +34,9 @@ from .errors import (
     FuncgradError,
     FuncgradStateError,
     FuncgradTypeError,
+    FuncgradValueError,
     NodeConversionError,
+    describe,
 )
 
 _ordinals = itertools.count(1)
@@ -452,8 +454,15 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             raise BackpropError(f"this Node already requires grad on graph {bp.name!r}")
         # On bp it is a leaf; on x's own graphs it is x, passed through.
         return make_node(x.value, x.graphs | {bp}, _JOIN, (x,), None, x.rank + 1)
+    if isinstance(x, (numpy.matrix, numpy.ma.MaskedArray)):
+        # Their arithmetic is not an array's (a matrix's * is a matrix product, a
+        # mask is dropped by most functions): gradients would be silently wrong.
+        raise FuncgradTypeError(
+            f"cannot differentiate with respect to a {type(x).__module__}.{type(x).__name__}: "
+            "pass a plain array (numpy.asarray(m), or m.filled(value) for a masked array)"
+        )
     if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)):
-        x = numpy.asarray(x, dtype=numpy.float64)
+        x = float_array(x, "require_grad")
     elif isinstance(x, numpy.generic):  # a NumPy scalar: hold a 0-d array
         x = numpy.asarray(x)
     dtype = getattr(x, "dtype", None)
@@ -467,6 +476,20 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             "floating dtypes (float16, float32, float64) carry gradients"
         )
     return make_node(x, frozenset((bp,)), None, (), None, 0)
+
+
+def float_array(x: float, where: str) -> numpy.ndarray:
+    """The Python number ``x`` as a float64 0-d array; ``ValueError`` if it cannot be one.
+
+    >>> float_array(2, 'grad')
+    array(2.)
+    """
+    try:
+        return numpy.asarray(x, dtype=numpy.float64)
+    except OverflowError:
+        raise FuncgradValueError(
+            f"{where}: the Python int {describe(x)} is too large for a float64"
+        ) from None
 
 
 def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:

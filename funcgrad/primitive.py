@@ -23,9 +23,67 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 from .backend import NUMPY_TYPES
-from .errors import FuncgradError, FuncgradTypeError, NodeConversionError
+from .errors import (
+    FuncgradError,
+    FuncgradIndexError,
+    FuncgradTypeError,
+    FuncgradValueError,
+    NodeConversionError,
+    describe_arguments,
+)
 from .node import _ACTIVE, Node, make_node
+
+# Errors an array library raises that funcgrad does not document (an index out of
+# range, a huge Python int, an object array's missing method, nesting too deep):
+# raised by one of funcgrad's own primitives, each becomes the documented error
+# that fits, naming the primitive and describing its arguments.  A user
+# primitive's errors are the user's own and pass unchanged.
+_FOREIGN = (AttributeError, LookupError, ArithmeticError, RecursionError, NotImplementedError,
+            numpy.ma.MAError)
+
+
+def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> Any:
+    """The documented error standing for ``exc``, raised by funcgrad's ``name`` called
+    with ``args``; None when ``exc`` is documented already."""
+    if isinstance(exc, (FuncgradError, FloatingPointError)) or not isinstance(exc, _FOREIGN):
+        return None
+    text = f"{name}: {exc} ({describe_arguments(args, kwargs)})"
+    if isinstance(exc, IndexError):
+        return FuncgradIndexError(text)
+    if isinstance(exc, (AttributeError, KeyError, NotImplementedError)):
+        return FuncgradTypeError(text)
+    return FuncgradValueError(text)
+
+
+def _reraise(prim: Any, exc: BaseException, args: tuple, kwargs: dict | None) -> None:
+    err = translated(prim.name, exc, args, kwargs) if prim.library else None
+    if err is None:
+        raise exc
+    raise err from exc
+
+
+def guarded(fun: Callable, name: str) -> Callable:
+    """``fun`` (one of funcgrad's own functions) raising only documented errors.
+
+    The errors of :func:`translated` become documented ones, as primitives'
+    do; for the public functions of ``funcgrad.numpy`` and ``funcgrad.nn`` that
+    are not primitives themselves.
+    """
+
+    @functools.wraps(fun)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fun(*args, **kwargs)
+        except _FOREIGN as exc:
+            err = translated(name, exc, args, kwargs)
+            if err is None:
+                raise
+            raise err from exc
+
+    return call
 
 
 class MissingRuleError(FuncgradError, NotImplementedError):
@@ -136,6 +194,8 @@ class Primitive:
             if converted is None:
                 raise
             return self(*converted, **kwargs)
+        except _FOREIGN as exc:
+            _reraise(self, exc, args, kwargs)
 
     def _dispatch(self, args: tuple, kwargs: dict) -> Any:
         """Arguments that are not all NumPy data: record if any is a Node, whatever its
@@ -146,7 +206,10 @@ class Primitive:
         converted = array_likes(args)
         if converted is not None:
             return self(*converted, **kwargs)
-        return foreign(self, args, kwargs)
+        try:
+            return foreign(self, args, kwargs)
+        except _FOREIGN as exc:
+            _reraise(self, exc, args, kwargs)
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
@@ -208,17 +271,26 @@ class UnaryPrimitive(Primitive):
                 if converted is None:
                     raise
                 return self(*converted, **kwargs)
+            except _FOREIGN as exc:
+                _reraise(self, exc, (x,), kwargs)
         if t is Node:
             graphs = x.graphs
             if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
                 v = x.value
-                if type(v) in NUMPY_TYPES:
-                    value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
-                else:
-                    value = foreign(self, (v,), kwargs)
+                v = x.value
+                try:
+                    if type(v) in NUMPY_TYPES:
+                        value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
+                    else:
+                        value = foreign(self, (v,), kwargs)
+                except _FOREIGN as exc:
+                    _reraise(self, exc, (x,), kwargs)
                 return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
             return bind(self, (x,), kwargs)
-        return foreign(self, (x,), kwargs)
+        try:
+            return foreign(self, (x,), kwargs)
+        except _FOREIGN as exc:
+            _reraise(self, exc, (x,), kwargs)
 
 
 class BinaryPrimitive(Primitive):
@@ -236,6 +308,8 @@ class BinaryPrimitive(Primitive):
                 if converted is None:
                     raise
                 return self(*converted, **kwargs)
+            except _FOREIGN as exc:
+                _reraise(self, exc, (x, y), kwargs)
         if tx is Node and ty in NUMPY_TYPES:  # bind's common cases: one Node, one constant
             node, i, xv, yv = x, 0, x.value, y
         elif ty is Node and tx in NUMPY_TYPES:
@@ -257,6 +331,8 @@ class BinaryPrimitive(Primitive):
             if converted is None:
                 raise
             return self(*converted, **kwargs)
+        except _FOREIGN as exc:
+            _reraise(self, exc, (x, y), kwargs)
         return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
 
 
@@ -303,6 +379,8 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         if converted is None:
             raise
         return prim(*converted, **kwargs)
+    except _FOREIGN as exc:
+        _reraise(prim, exc, tuple(raw), kwargs)
     active = _ACTIVE.get()
     if not graphs <= active:  # some graph is finished, or being folded
         graphs = graphs & active
@@ -358,18 +436,42 @@ def register_array_like(convert: Callable) -> None:
     _to_array[:] = [convert]
 
 
+def _any_inside(obj: Any, kinds: tuple, found: Callable[[Any], bool]) -> bool:
+    """Whether some item of ``obj``, a list or tuple, at any depth inside lists and tuples
+    of ``kinds``, is ``found``.  Without recursion: any depth, and lists holding themselves."""
+    stack, seen = [obj], set()
+    while stack:
+        o = stack.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        for item in o:
+            if type(item) in kinds:
+                stack.append(item)
+            elif found(item):
+                return True
+    return False
+
+
+def _is_node(x: Any) -> bool:
+    return type(x) is Node
+
+
 def holds_node(obj: Any) -> bool:
     """Whether ``obj`` is a Node, or a list or tuple holding one at any depth."""
     t = type(obj)
     if t is Node:
         return True
-    return (t is list or t is tuple) and any(holds_node(o) for o in obj)
+    return (t is list or t is tuple) and _any_inside(obj, _SEQUENCES, _is_node)
+
+
+def _is_device_array(x: Any) -> bool:
+    return type(x) not in NUMPY_TYPES and hasattr(x, "shape")
 
 
 def _holds_device_array(obj: Any) -> bool:
     """Whether a list holds (at any depth) an array that is not NumPy's (CuPy, Dask...)."""
-    return any(_holds_device_array(o) if type(o) is list
-               else type(o) not in NUMPY_TYPES and hasattr(o, "shape") for o in obj)
+    return _any_inside(obj, (list,), _is_device_array)
 
 
 def _is_array_like(a: Any) -> bool:

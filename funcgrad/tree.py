@@ -18,6 +18,8 @@ from typing import Any
 import optree
 import pyrsistent
 
+from .errors import FuncgradValueError, describe
+
 NAMESPACE = "funcgrad"
 
 optree.register_pytree_node(
@@ -48,7 +50,10 @@ def flatten(tree: Any) -> tuple[list, optree.PyTreeSpec]:
     >>> leaves                      # dict entries in sorted-key order
     [3.0, 1.0, 2.0]
     """
-    return optree.tree_flatten(tree, namespace=NAMESPACE)
+    try:
+        return optree.tree_flatten(tree, namespace=NAMESPACE)
+    except RecursionError as exc:
+        raise _too_deep(tree) from exc
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
@@ -74,9 +79,9 @@ def flatten_up_to(treedef: optree.PyTreeSpec, tree: Any) -> list:
     """
     try:
         return treedef.flatten_up_to(tree)
-    except (ValueError, TypeError) as exc:
-        other = optree.tree_structure(tree, namespace=NAMESPACE)
-        raise ValueError(
+    except (ValueError, TypeError, RecursionError) as exc:
+        other = flatten(tree)[1]
+        raise FuncgradValueError(
             f"tree structure mismatch: expected {treedef}, got {other}"
         ) from exc
 
@@ -93,4 +98,16 @@ def tree_map(fun, tree: Any, *rest: Any) -> Any:
     >>> fg.tree.tree_map(lambda p, g: p - 0.1 * g, params, grads)
     {'w': array([0.95, 2.05]), 'b': array([0.4])}
     """
-    return optree.tree_map(fun, tree, *rest, namespace=NAMESPACE)
+    try:
+        return optree.tree_map(fun, tree, *rest, namespace=NAMESPACE)
+    except RecursionError as exc:
+        if "flattening" not in str(exc):  # raised by fun: not ours to explain
+            raise
+        raise _too_deep(tree) from exc
+
+
+def _too_deep(tree: Any) -> FuncgradValueError:
+    return FuncgradValueError(
+        f"a pytree nested too deeply, or holding itself ({describe(tree)}): containers "
+        "(tuples, lists, dicts) may nest as deep as Python's recursion limit"
+    )

@@ -23,6 +23,7 @@ HIERARCHY = [
     (errors.FuncgradValueError, ValueError),
     (errors.FuncgradStateError, RuntimeError),
     (fg.ReplayError, TypeError),
+    (errors.FuncgradIndexError, IndexError),
 ]
 
 

@@ -138,13 +138,31 @@ from .shape import (
 )
 
 from . import _methods
+from ..primitive import Primitive as _Primitive
+from ..primitive import guarded as _guarded
 from ..primitive import register_array_like
+
+# The public functions that are not primitives raise only documented errors, as
+# primitives do (see funcgrad.primitive.translated); aliases share one guard.
+_guards: dict = {}
+for _name, _value in list(globals().items()):
+    if (not _name.startswith("_") and callable(_value)
+            and not isinstance(_value, (_Primitive, type, _ModuleType))):
+        if id(_value) not in _guards:
+            _guards[id(_value)] = _guarded(_value, _name)
+        globals()[_name] = _guards[id(_value)]
+for _name in linalg.__all__:
+    _value = getattr(linalg, _name)
+    if not isinstance(_value, _Primitive):
+        setattr(linalg, _name, _guarded(_value, f"linalg.{_name}"))
+del _guards, _name, _value
 
 _methods.install()  # Node's operators, methods and NumPy hooks
 register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
 del _methods, register_array_like
 
 newaxis = None
+
 
 # The public surface is every name imported or defined above, less the family
 # modules it is gathered from (importable, e.g. ``funcgrad.numpy.shape``, but

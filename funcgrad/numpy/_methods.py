@@ -15,10 +15,13 @@ comparisons, indexing), its NumPy-style methods (``.sum()``, ``.reshape()``,
 
 from __future__ import annotations
 
+from types import FunctionType
+
 import numpy
 
 from ..errors import FuncgradTypeError, NodeConversionError
 from ..node import Node, _conversion_error
+from ..primitive import guarded
 from . import elementwise as _e
 from . import products as _p
 from . import reductions as _r
@@ -249,4 +252,10 @@ METHODS = {
 def install() -> None:
     """Give :class:`Node` its operators and methods (once, at import of ``funcgrad.numpy``)."""
     for name, value in METHODS.items():
+        if isinstance(value, FunctionType) and (not name.startswith("__") or name in _GUARDED):
+            value = guarded(value, f"Node.{name}")  # only documented errors, as fnp's
         setattr(Node, name, value)
+
+
+# Dunders whose work is not one primitive (those translate their own errors).
+_GUARDED = {"__getitem__", "__lt__", "__le__", "__gt__", "__ge__"}

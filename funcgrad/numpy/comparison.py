@@ -9,31 +9,41 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import FuncgradTypeError
+from ..primitive import guarded
 from ._core import raw, xp_of
 
 
-def _data_only(name: str):
+def _data_only(name: str, arity: int):
+    # At most ``arity`` positional arguments and no ``out=``: NumPy would write its
+    # result into a further one, and funcgrad never writes into its caller's arrays.
     def fun(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > arity or "out" in kwargs:
+            raise FuncgradTypeError(
+                f"{name} takes at most {arity} positional argument"
+                f"{'s' if arity > 1 else ''} and no out= (results are new arrays), got "
+                f"{len(args)} positional and keywords {sorted(kwargs)}"
+            )
         vals = [raw(a) for a in args]
         return getattr(xp_of(*vals), name)(*vals, **kwargs)
 
     fun.__name__ = fun.__qualname__ = name
     fun.__doc__ = f"``numpy.{name}`` on the values of its arguments (no gradient)."
-    return fun
+    return guarded(fun, name)
 
 
-equal = _data_only("equal")
-not_equal = _data_only("not_equal")
-less = _data_only("less")
-less_equal = _data_only("less_equal")
-greater = _data_only("greater")
-greater_equal = _data_only("greater_equal")
-isfinite = _data_only("isfinite")
-isnan = _data_only("isnan")
-isinf = _data_only("isinf")
-argmax = _data_only("argmax")
-argmin = _data_only("argmin")
-sign = _data_only("sign")
+equal = _data_only("equal", 2)
+not_equal = _data_only("not_equal", 2)
+less = _data_only("less", 2)
+less_equal = _data_only("less_equal", 2)
+greater = _data_only("greater", 2)
+greater_equal = _data_only("greater_equal", 2)
+isfinite = _data_only("isfinite", 1)
+isnan = _data_only("isnan", 1)
+isinf = _data_only("isinf", 1)
+argmax = _data_only("argmax", 2)
+argmin = _data_only("argmin", 2)
+sign = _data_only("sign", 1)
 
 # Each function's own docstring (help(), Jupyter and the reference read them): what
 # it computes on the values, and an example on a traced value.

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from ..errors import FuncgradTypeError, FuncgradValueError
+from ..errors import FuncgradTypeError, FuncgradValueError, describe
 from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
 from .elementwise import absolute, power, where
@@ -412,7 +412,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
            [0., 1.]])
     """
     if UPLO not in ("L", "U"):
-        raise FuncgradValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+        raise FuncgradValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {describe(UPLO)}")
     a = _square(a, "eigh")
     p = _eigh(a, UPLO=UPLO)
     return EighResult(_row(p, 0), _rows(p, 1))
@@ -701,7 +701,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise FuncgradValueError(
-            f"linalg.qr: mode must be 'reduced', 'complete', 'r' or 'raw', got {mode!r}"
+            f"linalg.qr: mode must be 'reduced', 'complete', 'r' or 'raw', got {describe(mode)}"
         )
     (a,) = as_arrays(a)
     shape = shape_of(a)
@@ -753,7 +753,7 @@ def _vector_norm(x, ord, axis, keepdims):
         v = raw(x)
         return xp_of(v).sum(v != 0, axis=axis, keepdims=keepdims).astype(v.dtype)
     if not isinstance(ord, numbers.Real):
-        raise FuncgradTypeError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+        raise FuncgradTypeError(f"linalg.norm: invalid norm order {describe(ord)} for vectors")
     return power(_sum(power(absolute(x), ord), axis=axis, keepdims=keepdims), 1 / ord)
 
 
@@ -776,7 +776,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         if keepdims:
             return reshape(out, tuple(1 if i in axes else n for i, n in enumerate(shape_of(x))))
         return out
-    raise FuncgradValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    raise FuncgradValueError(f"linalg.norm: invalid norm order {describe(ord)} for matrices")
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:

@@ -12,7 +12,7 @@ import math
 import numpy
 
 from ..backend import NUMPY_TYPES
-from ..errors import FuncgradValueError
+from ..errors import FuncgradIndexError, FuncgradValueError
 from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of, zeros_of
 from ._core import namespace as _ns
 
@@ -26,7 +26,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
     for a in axes:
         a = int(a)
         if not -ndim <= a < (ndim or 1):
-            raise FuncgradValueError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
+            raise FuncgradIndexError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))
 
@@ -73,7 +73,10 @@ def _count_of(x, axis):
 
 
 def _count(shape: tuple, axis) -> int:
-    return math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
+    axes = normalize_axes(axis, len(shape))
+    if axes and not shape:  # NumPy's mean, var and std refuse an axis of a 0-d array
+        raise FuncgradIndexError(f"axis {axis!r} is out of bounds for an array of 0 dimensions")
+    return math.prod(shape[a] for a in axes)
 
 
 @primitive

@@ -676,6 +676,9 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
     return _getitem(x, (slice(None),) * axis + (idx,))
 
 
+_MAX_EMPTY_PARTS = 2**20
+
+
 def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """``numpy.split``: a list of sub-arrays, ``indices_or_sections`` equal parts
     (an int) or cut before each of the given indices.
@@ -692,6 +695,8 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list:
         parts = int(indices_or_sections)
         if parts <= 0 or n % parts:
             raise FuncgradValueError("array split does not result in an equal division")
+        if parts > max(n, _MAX_EMPTY_PARTS):  # empty parts of an empty axis, by the billion
+            raise FuncgradValueError(f"split: {parts} parts of an axis of length {n}")
         cuts = [i * (n // parts) for i in range(1, parts)]
     else:
         cuts = [int(i) for i in indices_or_sections]
@@ -863,6 +868,18 @@ def _pad_index(n: int, before: int, after: int, mode: str, xp):
 _PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
 
 
+def _check_feasible(shape: tuple, dtype: Any, xp: Any, name: str) -> None:
+    """Raise ``ValueError`` at once when an array of ``shape`` cannot be allocated (a
+    result built step by step would otherwise fill ever larger ones first).  An
+    empty array maps its pages lazily: the probe is free for possible sizes."""
+    try:
+        xp.empty(shape, dtype)
+    except MemoryError:
+        raise FuncgradValueError(
+            f"{name}: a result of shape {shape} and dtype {dtype} cannot be allocated"
+        ) from None
+
+
 def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
     """``numpy.pad`` in the modes ``'constant'``, ``'edge'``, ``'wrap'``, ``'reflect'``
     and ``'symmetric'``.
@@ -884,6 +901,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any
     if mode not in _PAD_MODES:
         raise FuncgradValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}")
     widths = _pairs(pad_width, ndim, "pad", "pad_width", integer=True)
+    _check_feasible(tuple(n + b + a for n, (b, a) in zip(shape, widths, strict=True)),
+                    raw(array).dtype, xp_of(array), "pad")
     if mode == "constant":
         values = _pairs(constant_values, ndim, "pad", "constant_values", integer=False)
         xp, dtype = xp_of(array), raw(array).dtype
