@@ -169,6 +169,8 @@ KEYWORDS: dict[str, list[str]] = {
     "order": ["zero", "three", "huge_int", "str", "minus_one"],
     "modes": ["str", "tuple", "list", "none", "empty_tuple"],
     "bogus": ["one"],
+    "fallback": ["true", "str"],
+    "max_plans": ["zero", "huge_int", "str"],
 }
 
 
@@ -199,7 +201,7 @@ def _functions():
         "fun_stack_all": lambda *a, **k: fnp.sum(fnp.stack(list(a))),
         "fun_mean_axis0": lambda x, *r, **k: fnp.mean(x, axis=0),
         "fun_index_far": lambda x, *r, **k: fnp.getitem(x, 100),
-        "fun_float_of": lambda x, *r, **k: float(x),
+        "fun_float_of": lambda x, *r, **k: float(fnp.sum(fnp.sin(x))),
         "fun_nn_softmax_sum": lambda x, *r, **k: fnp.sum(nn.softmax(x)),
         "fun_aux_pair": lambda x, *r, **k: (fnp.sum(x), {"aux": x}),
     }
@@ -295,6 +297,18 @@ def _checkpoint(args, kwargs):
     return fg.grad(lambda *xs: fnp.sum(fg.checkpoint(fun)(*xs)))(*args[1:], **kwargs)
 
 
+def _replay(transform):
+    def call(args, kwargs):
+        fun = FUNCTIONS.get(args[0], args[0]) if args and isinstance(args[0], str) else (
+            args[0] if args else None)
+        opts = {k: v for k, v in kwargs.items() if k in ("fallback", "max_plans")}
+        replayed = fg.replay(transform(fun), **opts)
+        first = replayed(*args[1:])  # traced
+        return first, replayed(*args[1:])  # replayed
+
+    return call
+
+
 def _method(name):
     def call(args, kwargs):
         node = fg.require_grad(np.array([[0.5, 1.0], [1.5, 2.0]]))
@@ -342,6 +356,8 @@ def _calls() -> dict[str, Callable]:
         "fg.checkpoint": _checkpoint,
         "fg.Graph.of": _plain(fg.Graph.of),
         "fg.TimerHook": _plain(fg.TimerHook),
+        "fg.replay": _replay(lambda f: f),
+        "fg.replay(grad)": _replay(lambda f: fg.grad(f) if callable(f) else f),
         "fg.BackpropId": _plain(fg.BackpropId),
     })
     for name in ("sum", "mean", "max", "min", "prod", "var", "std", "reshape", "transpose",

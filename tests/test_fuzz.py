@@ -31,7 +31,7 @@ import funcgrad.numpy as fnp
 EXAMPLES = int(os.environ.get("FUNCGRAD_FUZZ_EXAMPLES", "8"))
 TAKE_FUNCTIONS = {"fg.grad", "fg.value_and_grad", "fg.jacobian", "fg.jacrev", "fg.jacfwd",
                   "fg.hessian", "fg.vjp", "fg.jvp", "fg.hvp", "fg.check_grads", "fg.trace",
-                  "fg.checkpoint"}
+                  "fg.checkpoint", "fg.replay", "fg.replay(grad)"}
 
 
 @st.composite

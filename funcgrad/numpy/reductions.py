@@ -12,7 +12,7 @@ import math
 import numpy
 
 from ..backend import NUMPY_TYPES
-from ..errors import FuncgradIndexError, FuncgradValueError
+from ..errors import FuncgradIndexError
 from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of, zeros_of
 from ._core import namespace as _ns
 
