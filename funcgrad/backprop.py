@@ -203,13 +203,16 @@ def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
     while type(pv) is Node:
         pv = pv.value
     shape, dtype = tuple(pv.shape), pv.dtype
-    expected = f"a {dtype} array of shape {shape} (the shape and dtype of {whose})"
+
+    def expected() -> str:  # for messages only: not built on the way that raises nothing
+        return f"a {dtype} array of shape {shape} (the shape and dtype of {whose})"
+
     if type(g) is not Node:
         t = type(g)
         if t is bool or t is complex or isinstance(g, (str, bytes, dict, set)) or (
             t not in (int, float, list, tuple) and getattr(g, "dtype", None) is None
         ):
-            raise FuncgradTypeError(f"{what} must be {expected}, got {_describe(g)}")
+            raise FuncgradTypeError(f"{what} must be {expected()}, got {_describe(g)}")
         if t is list or t is tuple:
             converted = array_likes((g,))  # a list holding Nodes: one Node
             g = converted[0] if converted is not None else g
@@ -225,21 +228,21 @@ def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
                     g = xp.asarray(g)
             except (ValueError, TypeError, OverflowError) as exc:
                 raise FuncgradTypeError(
-                    f"{what} must be {expected}, got {_describe(g)} that is no array ({exc})"
+                    f"{what} must be {expected()}, got {_describe(g)} that is no array ({exc})"
                 ) from None
     v = g.value if type(g) is Node else g
     while type(v) is Node:
         v = v.value
     if v.dtype.kind != "f":
         raise FuncgradTypeError(
-            f"{what} must be {expected}, got {_describe(g)}: "
+            f"{what} must be {expected()}, got {_describe(g)}: "
             + ("complex numbers are not supported" if v.dtype.kind == "c"
                else "only real floating dtypes carry gradients")
         )
     if not backend.same_shape(tuple(v.shape), shape):
         raise FuncgradValueError(
             f"{what} has shape {tuple(v.shape)} but {whose} has shape {shape}: "
-            f"expected {expected}"
+            f"expected {expected()}"
         )
     if v.dtype != dtype:
         g = g.astype(dtype)
