@@ -37,12 +37,12 @@ from .errors import (
 from .node import _ACTIVE, Node, make_node
 
 # Errors an array library raises that funcgrad does not document (an index out of
-# range, a huge Python int, an object array's missing method, nesting too deep):
+# range, a huge Python int, an object array's missing method, nesting too deep, a
+# date NumPy cannot read):
 # raised by one of funcgrad's own primitives, each becomes the documented error
 # that fits, naming the primitive and describing its arguments.  A user
 # primitive's errors are the user's own and pass unchanged.
-_FOREIGN = (AttributeError, LookupError, ArithmeticError, RecursionError, NotImplementedError,
-            numpy.ma.MAError)
+_FOREIGN = (AttributeError, LookupError, ArithmeticError, RuntimeError, numpy.ma.MAError)
 
 
 def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> Any:
