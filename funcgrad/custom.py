@@ -54,7 +54,6 @@ from .node import (
 from .numpy import zeros_like
 from .primitive import Primitive, _by_reference, _named, bind
 
-
 # The custom_vjp functions whose fwd is running in this context.
 _IN_FWD: ContextVar[frozenset] = ContextVar("funcgrad_custom_vjp_fwd", default=frozenset())
 

@@ -5,7 +5,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture

@@ -198,9 +198,14 @@ for _name in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
     setattr(StrictArray, f"__{dunder}__", _binary(_name))
     if _name not in ("lt", "le", "gt", "ge", "eq", "ne"):
         setattr(StrictArray, f"__r{dunder}__", _binary(_name, reflected=True))
+
+
+def _unary(op):
+    return lambda self: _wrap(op(self._a))
+
+
 for _name in ["neg", "pos", "abs", "invert"]:
-    setattr(StrictArray, f"__{_name}__",
-            (lambda op: lambda self: _wrap(op(self._a)))(getattr(operator, _name)))
+    setattr(StrictArray, f"__{_name}__", _unary(getattr(operator, _name)))
 StrictArray.__hash__ = None  # arrays are unhashable, as NumPy's and CuPy's are
 
 

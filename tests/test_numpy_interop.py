@@ -81,7 +81,7 @@ def test_equality_with_a_numpy_array_on_the_left_points_to_fnp_equal():
     with pytest.raises(fg.NodeConversionError, match="fnp.equal"):
         fg.grad(lambda x: fnp.sum(np.zeros(3) == x))(X)
     x = fg.require_grad(X)
-    assert (x == x) is True and (x != x) is False  # identity between Nodes
+    assert (x == x) is True and (x != x) is False  # noqa: PLR0124 -- identity between Nodes
 
 
 def test_in_place_assignment_names_the_functional_alternative():

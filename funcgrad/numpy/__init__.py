@@ -137,10 +137,12 @@ from .shape import (
     vstack,
 )
 
-from . import _methods
+# isort: split
+# Installed after every function above exists: Node's operators call them.
 from ..primitive import Primitive as _Primitive
 from ..primitive import guarded as _guarded
 from ..primitive import register_array_like
+from . import _methods
 
 # The public functions that are not primitives raise only documented errors, as
 # primitives do (see funcgrad.primitive.translated); aliases share one guard.

@@ -374,8 +374,8 @@ _DOCS = [
      "fg.grad(fnp.divide, argnums=(0, 1))(1.0, 2.0)", "(array(0.5), array(-0.25))"),
     (negative, "``-x``", "-1", "fg.grad(fnp.negative)(3.0)", "array(-1.)"),
     (power, "``x1 ** x2``",
-     "``x2 * x1 ** (x2 - 1)`` in ``x1``; ``x1 ** x2 * log(x1)`` in ``x2``, taken as 0 where "
-     "``x1 == 0``",
+     ("``x2 * x1 ** (x2 - 1)`` in ``x1``; ``x1 ** x2 * log(x1)`` in ``x2``, taken as 0 where "
+      "``x1 == 0``"),
      "fg.grad(fnp.power, argnums=(0, 1))(2.0, 3.0)", "(array(12.), array(5.54517744))"),
     (exp, "``e ** x``", "``exp(x)``", "fg.grad(fnp.exp)(0.0)", "array(1.)"),
     (log, "the natural logarithm", "``1 / x``", "fg.grad(fnp.log)(2.0)", "array(0.5)"),
@@ -417,8 +417,8 @@ _DOCS = [
     (arctan, "the inverse tangent", "``1 / (1 + x ** 2)``", "fg.grad(fnp.arctan)(1.0)",
      "array(0.5)"),
     (arctan2, "the angle of the point ``(x2, x1)``: ``arctan(x1 / x2)`` by quadrant",
-     "``x2 / r2`` in ``x1`` and ``-x1 / r2`` in ``x2``, where ``r2 = x1 ** 2 + x2 ** 2`` "
-     "(undefined at the origin)",
+     ("``x2 / r2`` in ``x1`` and ``-x1 / r2`` in ``x2``, where ``r2 = x1 ** 2 + x2 ** 2`` "
+      "(undefined at the origin)"),
      "fg.grad(fnp.arctan2, argnums=(0, 1))(1.0, 1.0)", "(array(0.5), array(-0.5))"),
     (sinh, "the hyperbolic sine", "``cosh(x)``", "fg.grad(fnp.sinh)(0.0)", "array(1.)"),
     (cosh, "the hyperbolic cosine", "``sinh(x)``", "fg.grad(fnp.cosh)(0.0)", "array(0.)"),
