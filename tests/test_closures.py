@@ -11,24 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numeric import numgrad
+from numeric import numgrad, numjac
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 
 RNG = np.random.default_rng(8)
 XC = np.array([0.5, -1.0, 2.0])
-
-
-def numjac(f, x, eps=1e-6):
-    x = np.asarray(x, dtype=np.float64)
-    out_shape = np.shape(f(x))
-    jac = np.zeros(out_shape + x.shape)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        jac[(...,) + i] = (np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps)
-    return jac
 
 
 # --- the example: h computed from w, and w closed over ------------------------

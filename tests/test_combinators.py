@@ -12,25 +12,13 @@ import collections
 import numpy as np
 import pyrsistent
 import pytest
-from numeric import numgrad
+from numeric import numgrad, numjac
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import tree as fgtree
 
 RNG = np.random.default_rng(11)
-
-
-def numjac(f, x, eps=1e-6):
-    """Central-difference Jacobian of ``f`` at ``x``: shape ``out.shape + x.shape``."""
-    x = np.asarray(x, dtype=np.float64)
-    out_shape = np.shape(f(x))
-    jac = np.zeros(out_shape + x.shape)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        jac[(...,) + i] = (np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps)
-    return jac
 
 
 # --- argnums, has_aux ---------------------------------------------------------------
