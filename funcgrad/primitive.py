@@ -277,7 +277,6 @@ class UnaryPrimitive(Primitive):
             graphs = x.graphs
             if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
                 v = x.value
-                v = x.value
                 try:
                     if type(v) in NUMPY_TYPES:
                         value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
