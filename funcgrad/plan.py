@@ -283,9 +283,12 @@ def _fast_step(e: tuple, writes: tuple, clears: tuple, reg: dict) -> Callable | 
     kind, fn, targs, tkw, out = e[0], e[1], e[2], e[3], e[4]
     if type(out) is tuple:
         return None
+    names = tuple(tkw) if tkw else ()
+    if not all(isinstance(k, str) and k.isidentifier() for k in names):
+        return None
     pattern = []
     values = []
-    for a in targs:
+    for a in (*targs, *tkw.values()) if tkw else targs:  # positional, then keyword
         if type(a) is Slot:
             pattern.append("S")
             values.append(reg[a.k])
@@ -294,20 +297,6 @@ def _fast_step(e: tuple, writes: tuple, clears: tuple, reg: dict) -> Callable | 
         else:
             pattern.append("C")
             values.append(a)
-    names = ()
-    if tkw:
-        for v in tkw.values():
-            if type(v) is Slot:
-                pattern.append("S")
-                values.append(reg[v.k])
-            elif type(v) in _CONTAINERS and _has_slot(v):
-                return None
-            else:
-                pattern.append("C")
-                values.append(v)
-        names = tuple(tkw)
-        if not all(isinstance(k, str) and k.isidentifier() for k in names):
-            return None
     form = (_BINARY.get(fn) or _UNARY.get(fn) or _IN_PLACE.get(fn)
             or ("getitem" if fn is operator.getitem else
                 "setitem" if fn is operator.setitem else None)) if not tkw else None
