@@ -28,11 +28,13 @@ from .combinators import (
 from .custom import checkpoint, custom_vjp
 from .errors import (
     BackpropError,
+    BatchedValueError,
     DeviceMismatchError,
     FuncgradError,
     GradientTypeError,
     NodeConversionError,
     ReplayError,
+    VmapFallbackWarning,
 )
 from .graph import Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
@@ -47,8 +49,9 @@ from .node import (
     to_device,
     value_of,
 )
-from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
+from .primitive import MissingRuleError, Primitive, defbatch, defjvp, defvjp, primitive
 from .replay import replay
+from .vectorize import vmap
 
 __version__ = "0.1.0"
 from . import tree

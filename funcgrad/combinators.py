@@ -21,6 +21,7 @@ import numpy
 from . import tree
 from .backend import as_array, namespace
 from .backprop import check_like, gradients, owned, seed
+from .batching import lift
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -112,7 +113,7 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False,
                 nodes.append(leaf)
                 continue
             try:
-                nodes.append(require_grad(leaf, bp))
+                nodes.append(require_grad(lift(leaf), bp))
             except TypeError as exc:
                 raise type(exc)(f"{name}: argument leaf {i}: {exc}") from None
         out = fun(*tree.unflatten(treedef, nodes))

@@ -68,6 +68,12 @@ class BackpropId:
 
 DEFAULT_BACKPROP_ID = BackpropId("default", 0)
 
+
+def next_ordinal() -> int:
+    """The next place in the one order of graphs and vmap levels (their creation's)."""
+    return next(_ordinals)
+
+
 class Block:
     """One block of a :class:`ContextStack`: what it changed, to undo it alone.
 

@@ -28,7 +28,9 @@ LAYERS = {
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
+    "funcgrad.batching": 5,
     "funcgrad.combinators": 6,
+    "funcgrad.vectorize": 6,
     "funcgrad.graph": 6,
     "funcgrad.custom": 6,
     "funcgrad.checks": 6,

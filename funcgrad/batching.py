@@ -1,0 +1,471 @@
+"""Batched values: what :func:`fg.vmap <funcgrad.vmap>` calls a function with (layer 5).
+
+A :class:`Batched` holds one array standing for a whole batch of examples:
+``value`` (an array, a Node, or a batched value of an outer ``vmap``), the
+mapped ``axis`` of ``value`` and the ``level``, one per running ``vmap``.
+Its ``shape`` is an example's shape.  A primitive given a batched argument
+runs its batching rule (``prim.batch``, set by :func:`~funcgrad.defbatch`,
+the numpy families' own, or a loop over the examples with a
+:class:`~funcgrad.VmapFallbackWarning`), through the one entry of
+:mod:`funcgrad.primitive`: so batching composes with differentiation in any
+order, the rules being written in ``funcgrad.numpy``.
+
+Levels and graphs share one order, their creation's: the newest is
+unwrapped first, and everything older is a constant to it.
+
+>>> import numpy, funcgrad.numpy as fnp
+>>> level = Level(3)
+>>> x = batched(numpy.arange(6.0).reshape(3, 2), 0, level)
+>>> x.shape, unbatched(fnp.sin(x) * 2.0, level)[1]
+((2,), 0)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import numpy
+
+from . import backend
+from .errors import BatchedValueError, FuncgradTypeError, VmapFallbackWarning
+from .node import Node, next_ordinal
+from .primitive import register_batched
+
+# The levels of the vmaps running here, innermost last (context-local).
+_LEVELS: ContextVar[tuple] = ContextVar("funcgrad_vmap_levels", default=())
+
+
+class Level:
+    """One running ``vmap``: its place in the order of levels and graphs, and its size."""
+
+    __slots__ = ("ordinal", "size")
+
+    def __init__(self, size: int):
+        self.ordinal = next_ordinal()
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"Level({self.ordinal}, size={self.size})"
+
+
+@contextlib.contextmanager
+def running(level: Level) -> Iterator[Level]:
+    """Within the block, ``level`` is the innermost running vmap."""
+    token = _LEVELS.set(_LEVELS.get() + (level,))
+    try:
+        yield level
+    finally:
+        _LEVELS.reset(token)
+
+
+def innermost() -> Level | None:
+    """The innermost running vmap's level, or None outside every vmap."""
+    levels = _LEVELS.get()
+    return levels[-1] if levels else None
+
+
+def _conversion(what: str) -> BatchedValueError:
+    return BatchedValueError(
+        f"{what} of a value batched by fg.vmap: it has one value per example, and Python "
+        "can take only one branch for all of them; compute both sides and choose with "
+        "fnp.where(condition, a, b) (and fnp.all/fnp.any for whole-array tests), or map "
+        "the Python code outside vmap"
+    )
+
+
+class Batched:
+    """A batch of examples standing for one example (see the module's docstring).
+
+    Made by :func:`batched`; immutable.  ``shape``, ``dtype``, ``ndim`` and
+    ``size`` are one example's; arithmetic, indexing and methods work as on a
+    Node, through ``funcgrad.numpy``; reading it into Python (``bool``,
+    ``float``, ``int``, ``.item()``, as an index) raises
+    :class:`~funcgrad.BatchedValueError`.
+    """
+
+    __slots__ = ("axis", "level", "value")
+
+    @property
+    def shape(self) -> tuple:
+        s = tuple(self.value.shape)
+        a = self.axis
+        return s if a is None else s[:a] + s[a + 1:]
+
+    @property
+    def dtype(self) -> Any:
+        return self.value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for k in self.shape:
+            n *= k
+        return n
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d batched value")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"Batched(shape={self.shape}, dtype={self.dtype}, axis={self.axis}, "
+                f"level={self.level.ordinal}, value={type(self.value).__name__})")
+
+    def copy(self) -> Batched:  # immutable: a copy is itself
+        return self
+
+    def __bool__(self):
+        raise _conversion("bool() (an if, while, and, or)")
+
+    def __float__(self):
+        raise _conversion("float()")
+
+    def __int__(self):
+        raise _conversion("int()")
+
+    def __complex__(self):
+        raise _conversion("complex()")
+
+    def __index__(self):
+        raise _conversion("use as a Python index (__index__)")
+
+    def item(self, *args: Any):
+        raise _conversion(".item()")
+
+    def tolist(self):
+        raise _conversion(".tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise _conversion("numpy.asarray()")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in (numpy.shape, numpy.ndim, numpy.size):
+            return func(numpy.empty(self.shape, bool))
+        raise BatchedValueError(
+            f"numpy.{func.__name__} was called on a value batched by fg.vmap: use the "
+            f"funcgrad.numpy function (fnp.{func.__name__}), which maps over the batch"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FuncgradTypeError(f"a batched value is immutable: cannot set {name!r}")
+
+    def __setitem__(self, index, value):
+        raise FuncgradTypeError(
+            "a value batched by fg.vmap is immutable: write x = x.at[i].set(v) instead of "
+            "x[i] = v"
+        )
+
+
+def _install_methods() -> None:
+    """Batched values get Node's operators and methods (they are fnp's, which batch)."""
+    from .numpy._methods import METHODS
+
+    own = set(vars(Batched))
+    for name, value in METHODS.items():
+        if name not in own and name not in ("__array__", "item", "tolist", "__setitem__",
+                                            "__array_function__"):
+            setattr(Batched, name, value)
+
+
+_install_methods()
+
+
+def innermost_raw(x: Any) -> Any:
+    """The raw array under any number of Nodes and batched values."""
+    while True:
+        t = type(x)
+        if t is Node or t in _CLASSES_SET:
+            x = x.value
+        else:
+            return x
+
+
+def lift(leaf: Any) -> Any:
+    """A leaf a combinator is about to trace, inside a vmap newer than the leaf's graphs:
+    marked as a constant of that vmap, so that the levels stay nested."""
+    level = innermost()
+    if level is None or type(leaf) is not Node:
+        return leaf
+    if max(g.ordinal for g in leaf.graphs) > level.ordinal:
+        return leaf
+    return batched(leaf, None, level)
+
+
+# -- one class per underlying array type: each its own namespace -----------------
+
+_CLASSES: dict[type, type] = {}
+_CLASSES_SET: set = set()
+
+
+def _class_for(raw: Any) -> type:
+    t = type(raw)
+    cls = _CLASSES.get(t)
+    if cls is not None:
+        return cls
+    xp = backend.namespace(raw)
+    cls = type(f"Batched_{t.__name__}", (Batched,), {"__slots__": ()})
+    cls.__module__ = __name__
+    backend.register_namespace(
+        cls, BatchNamespace(xp), lambda a: backend.device_of(innermost_raw(a)),
+        absorbs_numpy=backend.absorbs_numpy(xp), as_array=lambda a: a,
+    )
+    _CLASSES[t] = cls
+    _CLASSES_SET.add(cls)
+    register_batched(cls, run)
+    return cls
+
+
+def batched(value: Any, axis: int | None, level: Level) -> Any:
+    """``value`` mapped along ``axis`` at ``level`` (``axis`` None: the same for every example)."""
+    raw = innermost_raw(value)
+    if isinstance(raw, numpy.generic):
+        raw = numpy.asarray(raw)
+    obj = object.__new__(_class_for(raw))
+    object.__setattr__(obj, "value", value)
+    object.__setattr__(obj, "axis", axis)
+    object.__setattr__(obj, "level", level)
+    return obj
+
+
+def is_batched(x: Any) -> bool:
+    return type(x) in _CLASSES_SET
+
+
+def unbatched(x: Any, level: Level) -> tuple[Any, int | None]:
+    """``(value, axis)`` of ``x`` at ``level``; ``(x, None)`` when ``x`` is not mapped there."""
+    if type(x) in _CLASSES_SET and x.level is level:
+        return x.value, x.axis
+    return x, None
+
+
+def _newest_level(args: tuple, kwargs: dict) -> Level | None:
+    best = None
+    for a in _flat(args, kwargs):
+        if type(a) in _CLASSES_SET and (best is None or a.level.ordinal > best.ordinal):
+            best = a.level
+    return best
+
+
+def _flat(args: tuple, kwargs: dict | None = None) -> Iterator[Any]:
+    for a in args:
+        yield a
+        if type(a) in (list, tuple):
+            yield from a
+    if kwargs:
+        yield from kwargs.values()
+
+
+def _unwrap_all(args: tuple, level: Level) -> tuple[list, list, bool]:
+    """The arguments unwrapped at ``level``, their axes (a tuple of axes for a list or
+    tuple argument holding mapped items), and whether there is such an argument."""
+    vals, axes, seq = [], [], False
+    for a in args:
+        t = type(a)
+        if (t is list or t is tuple) and any(type(b) in _CLASSES_SET and b.level is level
+                                             for b in a):
+            items = [unbatched(b, level) for b in a]
+            vals.append(t(v for v, _ in items))
+            axes.append(tuple(ax for _, ax in items))
+            seq = True
+            continue
+        v, ax = unbatched(a, level)
+        vals.append(v)
+        axes.append(ax)
+    return vals, axes, seq
+
+
+def _kwargs_batched(kwargs: dict, level: Level) -> bool:
+    return any(type(v) in _CLASSES_SET and v.level is level for v in kwargs.values())
+
+
+# -- the runner: one primitive called with batched arguments ---------------------
+
+def rule_of(prim: Any) -> Callable | None:
+    """The batching rule of ``prim``, or None (then the loop runs)."""
+    return getattr(prim, "__dict__", {}).get("batch")
+
+
+LOOP = "loop"  # what a rule answers for a case it does not cover: the loop runs
+
+
+def run(prim: Any, args: tuple, kwargs: dict) -> Any:
+    """``prim(*args, **kwargs)`` where some argument is batched: by its rule, else a loop."""
+    level = _newest_level(args, kwargs)
+    vals, axes, seq = _unwrap_all(args, level)
+    rule = rule_of(prim)
+    if _kwargs_batched(kwargs, level) or seq and not getattr(rule, "sequences", False):
+        return _loop(prim, args, kwargs, level)
+    if all(ax is None for ax in axes):  # mapped only along None: the same for every example
+        return prim(*vals, **kwargs)
+    if rule is None:
+        return _loop(prim, args, kwargs, level)
+    out, out_axis = rule(vals, axes, **kwargs)
+    if type(out) is str and out == LOOP:
+        return _loop(prim, args, kwargs, level)
+    return _wrap(out, out_axis, level)
+
+
+def _wrap(out: Any, out_axis: Any, level: Level) -> Any:
+    if out_axis is None:
+        return out
+    if type(out) is tuple and type(out_axis) is tuple:
+        return tuple(_wrap(o, a, level) for o, a in zip(out, out_axis, strict=True))
+    return batched(out, out_axis, level)
+
+
+def example(x: Any, level: Level, b: int) -> Any:
+    """Example ``b`` of ``x`` at ``level`` (``x`` itself where it is not mapped there)."""
+    if type(x) in (list, tuple):
+        return type(x)(example(e, level, b) for e in x)
+    v, ax = unbatched(x, level)
+    if ax is None:
+        return x
+    from .numpy import shape as _s
+
+    return _s.getitem(v, (slice(None),) * ax + (b,))
+
+
+def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True) -> Any:
+    """The correct, slow way: one call per example, the results stacked (axis 0)."""
+    name = getattr(prim, "name", getattr(prim, "__name__", repr(prim)))
+    if warn:
+        warnings.warn(
+            f"primitive {name!r} has no batching rule: fg.vmap runs it once per example "
+            f"({level.size} calls); give it one with fg.defbatch",
+            VmapFallbackWarning, stacklevel=4,
+        )
+    outs = []
+    for b in range(level.size):
+        ex_args = [example(a, level, b) for a in args]
+        ex_kw = {k: example(v, level, b) for k, v in kwargs.items()}
+        outs.append(prim(*ex_args, **ex_kw))
+    return stack_results(outs, level)
+
+
+def stack_results(outs: list, level: Level) -> Any:
+    from .numpy import shape as _s
+
+    first = outs[0]
+    if type(first) is tuple:
+        return tuple(stack_results([o[k] for o in outs], level) for k in range(len(first)))
+    return batched(_s.stack(outs), 0, level)
+
+
+# -- the namespace of batched values: what raw code in rules calls ----------------
+
+_REDUCERS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean",
+                       "nansum", "nanmax", "nanmin", "count_nonzero"})
+
+
+class BatchNamespace:
+    """The array namespace of batched values (what ``xp_of(x)`` gives for one).
+
+    A function called without batched arguments is the underlying namespace's
+    (``xp.zeros(shape)``: the same for every example).  With batched ones:
+    NumPy's ufuncs (comparisons, ``isfinite``...) broadcast over the batch,
+    reductions shift their axes, ``asarray`` passes the value through, the
+    ``*_like`` constructors build one example, and anything else loops over
+    the examples.
+    """
+
+    def __init__(self, xp: Any):
+        self.xp = xp
+
+    def __repr__(self) -> str:
+        return f"<batched namespace over {getattr(self.xp, '__name__', self.xp)!r}>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        base = getattr(self.xp, name)
+        if not callable(base) or isinstance(base, type):
+            return base
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            level = _newest_level(args, kwargs)
+            if level is None:
+                return base(*args, **kwargs)
+            return _namespace_call(name, args, kwargs, level)
+
+        call.__name__ = name
+        object.__setattr__(self, name, call)  # found once
+        return call
+
+
+def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
+    first = args[0] if args else None
+    if name in ("asarray", "array", "ascontiguousarray") and type(first) in _CLASSES_SET:
+        dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+        return first if dtype is None or dtype == first.dtype else first.astype(dtype)
+    if name in ("zeros_like", "ones_like", "empty_like") and len(args) == 1:
+        maker = {"zeros_like": "zeros", "ones_like": "ones", "empty_like": "empty"}[name]
+        xp = backend.namespace(innermost_raw(first))
+        return getattr(xp, maker)(first.shape, kwargs.get("dtype") or first.dtype)
+    vals, axes, seq = _unwrap_all(args, level)
+    if seq or _kwargs_batched(kwargs, level):
+        return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
+    fn = getattr(numpy, name, None)
+    if isinstance(fn, numpy.ufunc) and kwargs.keys() <= {"dtype"}:
+        out = _broadcast(vals, axes, level)
+        return batched(getattr(backend.namespace(*out), name)(*out, **kwargs), 0, level)
+    if name in _REDUCERS and len(args) == 1 and axes[0] is not None:
+        v = _to_front(vals[0], axes[0])
+        nd = len(v.shape) - 1
+        axis = kwargs.get("axis")
+        kw = dict(kwargs)
+        kw["axis"] = (tuple(range(1, nd + 1)) if axis is None else
+                      tuple(a % nd + 1 for a in axis) if isinstance(axis, tuple) else
+                      axis % nd + 1)
+        return batched(getattr(backend.namespace(v), name)(v, **kw), 0, level)
+    return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
+
+
+class _NamespaceFunction:
+    """``xp.<name>`` of its arguments' namespace, called once per example by the loop."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        vals = [a.value if type(a) is Node else a for a in _flat(args, kwargs)]
+        return getattr(backend.namespace(*vals), self.name)(*args, **kwargs)
+
+
+def _to_front(v: Any, axis: int) -> Any:
+    if axis == 0:
+        return v
+    from .numpy import shape as _s
+
+    return _s.moveaxis(v, axis, 0)
+
+
+def _broadcast(vals: list, axes: list, level: Level) -> list:
+    """Arguments of an elementwise function: batch axes in front, ranks aligned."""
+    from .numpy import shape as _s
+
+    nd = 0
+    for v, ax in zip(vals, axes, strict=True):
+        n = len(getattr(v, "shape", ()))
+        nd = max(nd, n - 1 if ax is not None else n)
+    out = []
+    for v, ax in zip(vals, axes, strict=True):
+        if ax is None:
+            out.append(v)
+            continue
+        v = _to_front(v, ax)
+        shape = tuple(v.shape)
+        k = nd - (len(shape) - 1)
+        out.append(_s.reshape(v, shape[:1] + (1,) * k + shape[1:]) if k else v)
+    return out
+
+
+__all__ = ["Batched", "BatchNamespace", "Level", "batched", "innermost", "run", "running",
+           "unbatched"]
