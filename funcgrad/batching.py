@@ -23,6 +23,7 @@ unwrapped first, and everything older is a constant to it.
 from __future__ import annotations
 
 import contextlib
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -31,7 +32,7 @@ from typing import Any
 import numpy
 
 from . import backend
-from .errors import BatchedValueError, FuncgradTypeError, VmapFallbackWarning
+from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, VmapFallbackWarning
 from .node import Node, next_ordinal
 from .primitive import register_batched
 
@@ -347,15 +348,23 @@ def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True)
         ex_args = [example(a, level, b) for a in args]
         ex_kw = {k: example(v, level, b) for k, v in kwargs.items()}
         outs.append(prim(*ex_args, **ex_kw))
-    return stack_results(outs, level)
+    return stack_results(outs, level, repr(name))
 
 
-def stack_results(outs: list, level: Level) -> Any:
+def stack_results(outs: list, level: Level, name: str = "a primitive") -> Any:
     from .numpy import shape as _s
 
     first = outs[0]
-    if type(first) is tuple:
-        return tuple(stack_results([o[k] for o in outs], level) for k in range(len(first)))
+    if type(first) is tuple or hasattr(first, "_fields"):
+        parts = [stack_results([o[k] for o in outs], level, name) for k in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+    shapes = {tuple(getattr(o, "shape", ())) for o in outs}
+    if len(shapes) > 1:
+        raise FuncgradValueError(
+            f"vmap: {name}'s results have different shapes for different examples "
+            f"({sorted(shapes)}): a mapped function must give every example results of one "
+            "shape (a boolean mask picks a different count per example: use fnp.where)"
+        )
     return batched(_s.stack(outs), 0, level)
 
 
@@ -376,8 +385,9 @@ class BatchNamespace:
     the examples.
     """
 
-    def __init__(self, xp: Any):
+    def __init__(self, xp: Any, path: str = ""):
         self.xp = xp
+        self.path = path  # "linalg." for xp.linalg
 
     def __repr__(self) -> str:
         return f"<batched namespace over {getattr(self.xp, '__name__', self.xp)!r}>"
@@ -386,22 +396,41 @@ class BatchNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         base = getattr(self.xp, name)
+        if isinstance(base, types.ModuleType):  # xp.linalg, xp.fft: batched too
+            sub = BatchNamespace(base, f"{self.path}{name}.")
+            object.__setattr__(self, name, sub)
+            return sub
         if not callable(base) or isinstance(base, type):
             return base
+        path = self.path + name
 
         def call(*args: Any, **kwargs: Any) -> Any:
             level = _newest_level(args, kwargs)
             if level is None:
                 return base(*args, **kwargs)
-            return _namespace_call(name, args, kwargs, level)
+            return _namespace_call(path, args, kwargs, level)
 
         call.__name__ = name
         object.__setattr__(self, name, call)  # found once
         return call
 
 
+# Functions of stacks of matrices (NumPy's linalg maps over leading axes already).
+_LEADING = frozenset({"linalg.det", "linalg.slogdet", "linalg.inv", "linalg.cholesky",
+                      "linalg.eigh", "linalg.eigvalsh", "linalg.eig", "linalg.eigvals",
+                      "linalg.svd", "linalg.qr", "linalg.pinv", "linalg.matrix_power"})
+
+
 def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
     first = args[0] if args else None
+    if name in _LEADING and len(args) >= 1 and all(
+            unbatched(a, level)[1] is None for a in args[1:]):
+        v, ax = unbatched(first, level)
+        out = _namespace_function(name)(_to_front(v, ax), *args[1:], **kwargs)
+        if isinstance(out, tuple):
+            return type(out)(*(batched(o, 0, level) for o in out)) if hasattr(
+                out, "_fields") else tuple(batched(o, 0, level) for o in out)
+        return batched(out, 0, level)
     if name in ("asarray", "array", "ascontiguousarray") and type(first) in _CLASSES_SET:
         dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
         return first if dtype is None or dtype == first.dtype else first.astype(dtype)
@@ -412,7 +441,7 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
     vals, axes, seq = _unwrap_all(args, level)
     if seq or _kwargs_batched(kwargs, level):
         return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
-    fn = getattr(numpy, name, None)
+    fn = getattr(numpy, name, None) if "." not in name else None
     if isinstance(fn, numpy.ufunc) and kwargs.keys() <= {"dtype"}:
         out = _broadcast(vals, axes, level)
         return batched(getattr(backend.namespace(*out), name)(*out, **kwargs), 0, level)
@@ -429,14 +458,22 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
 
 
 class _NamespaceFunction:
-    """``xp.<name>`` of its arguments' namespace, called once per example by the loop."""
+    """``xp.<name>`` of its arguments' namespace, called once per example by the loop
+    (``name`` may be dotted: ``linalg.slogdet``)."""
 
     def __init__(self, name: str):
         self.name = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         vals = [a.value if type(a) is Node else a for a in _flat(args, kwargs)]
-        return getattr(backend.namespace(*vals), self.name)(*args, **kwargs)
+        fn = backend.namespace(*vals)
+        for part in self.name.split("."):
+            fn = getattr(fn, part)
+        return fn(*args, **kwargs)
+
+
+def _namespace_function(name: str) -> Callable:
+    return _NamespaceFunction(name)
 
 
 def _to_front(v: Any, axis: int) -> Any:

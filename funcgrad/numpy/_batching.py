@@ -71,7 +71,7 @@ def elementwise(prim: Any):
         mapped = [i for i, ax in enumerate(axes) if ax is not None]
         if len(mapped) == 1 and all(
             i == mapped[0] or not shape_of(a) for i, a in enumerate(args)
-        ):
+        ) and not any(shape_of(v) for v in kwargs.values()):
             return prim(*args, **kwargs), axes[mapped[0]]
         nd = max(_nd(a, ax) for a, ax in zip(args, axes, strict=True))
         new = [a if ax is None else _pad(front(a, ax), nd) for a, ax in zip(args, axes,
@@ -115,7 +115,7 @@ def reducer(prim: Any, pos: int = 1, flatten: bool = False):
                 axis = 1
             else:
                 axis = tuple(range(1, nd + 1))
-        elif nd == 0:
+        elif nd == 0 and not isinstance(axis, (tuple, list)):
             return LOOP, None
         else:
             axis = _shift_axis(axis, nd)
@@ -236,44 +236,6 @@ def _parts(index: Any, nd: int) -> tuple | None:
     return tuple(out)
 
 
-def _advanced(p: Any) -> bool:
-    return hasattr(p, "shape") and not isinstance(p, numpy.generic) or isinstance(p, list)
-
-
-def _contiguous(parts: tuple) -> bool:
-    """Whether the advanced parts of ``parts`` (arrays, and ints beside arrays) are
-    adjacent: then NumPy keeps their axes in place, else puts them first."""
-    if not any(_advanced(p) for p in parts):
-        return True
-    where = [i for i, p in enumerate(parts)
-             if _advanced(p) or isinstance(p, (int, numpy.integer)) and not isinstance(p, bool)]
-    return where == list(range(where[0], where[-1] + 1))
-
-
-def _batched_index(parts: tuple, iaxes: list):
-    """For an index whose only mapped part is one integer array with full slices before
-    it and nothing else advanced: (position of that part, the part)."""
-    k = [i for i, ax in enumerate(iaxes) if ax is not None]
-    if len(k) != 1:
-        return None
-    k = k[0]
-    for i, p in enumerate(parts):
-        if i < k and not (isinstance(p, slice) and p == slice(None)):
-            return None
-        if i != k and _advanced(p):
-            return None
-    if getattr(getattr(parts[k], "dtype", None), "kind", None) not in ("i", "u"):
-        return None
-    return k
-
-
-def _gather_index(parts: tuple, k: int, idx: Any, size: int, like: Any) -> tuple:
-    """The index picking ``parts`` of each example, ``idx`` (batch first) at part ``k``."""
-    ind = len(shape_of(idx)) - 1
-    rows = index_data(numpy.arange(size).reshape((size,) + (1,) * ind), like)
-    return (rows,) + parts[:k] + (idx,) + parts[k + 1:]
-
-
 def _split_index(index: Any, iax: Any, nd: int):
     """``(parts, axes of the parts)`` of an index argument, or None if it cannot be read."""
     if isinstance(iax, tuple):  # a tuple index with mapped parts (see batching.run)
@@ -291,30 +253,81 @@ def _split_index(index: Any, iax: Any, nd: int):
     return parts, iaxes
 
 
+def _advanced(p: Any) -> bool:
+    return hasattr(p, "shape") and not isinstance(p, numpy.generic) or isinstance(p, list)
+
+
+def _is_int(p: Any) -> bool:
+    return isinstance(p, (int, numpy.integer)) and not isinstance(p, bool)
+
+
+def _contiguous(parts: tuple) -> bool:
+    """Whether the advanced parts of ``parts`` (arrays, and ints beside arrays) are
+    adjacent: then NumPy keeps their axes in place, else puts them first."""
+    if not any(_advanced(p) for p in parts):
+        return True
+    where = [i for i, p in enumerate(parts) if _advanced(p) or _is_int(p)]
+    return where == list(range(where[0], where[-1] + 1))
+
+
+def _groups(parts: tuple, iaxes: list):
+    """``(k, bnd, adjacent)`` of an index's advanced parts (integer arrays, and ints
+    beside them): the first is ``parts[k]``, they broadcast to ``bnd`` axes per example,
+    and whether they are adjacent; None for masks among them or parts of other kinds."""
+    for p in parts:
+        if not (_advanced(p) or _is_int(p) or p is None or isinstance(p, slice)):
+            return None
+    if not any(_advanced(p) for p in parts):
+        return 0, 0, True
+    where = [i for i, p in enumerate(parts) if _advanced(p) or _is_int(p)]
+    shapes = []
+    for i in where:
+        p, ax = parts[i], iaxes[i]
+        if _advanced(p) and getattr(getattr(p, "dtype", None), "kind", None) not in ("i", "u"):
+            return None
+        s = tuple(shape_of(p))
+        shapes.append(s if ax is None else s[:ax] + s[ax + 1:])
+    adjacent = where == list(range(where[0], where[-1] + 1))
+    return where[0], len(numpy.broadcast_shapes(*shapes)), adjacent
+
+
+def _batched_parts(parts: tuple, iaxes: list, size: int, bnd: int, like: Any) -> tuple:
+    """The index picking ``parts`` of each example of a batch-first array."""
+    rows = index_data(numpy.arange(size).reshape((size,) + (1,) * bnd), like)
+    new = [p if ax is None else _pad(front(p, ax), bnd) for p, ax in zip(parts, iaxes,
+                                                                        strict=True)]
+    return (rows,) + tuple(new)
+
+
+def _gather(x, xax, parts, iaxes):
+    """``x[parts]`` for each example, some part mapped: one gather over the batch."""
+    info = _groups(parts, iaxes)
+    if info is None or not info[2]:
+        return LOOP, None
+    k, bnd, _ = info
+    size = next(shape_of(p)[ax] for p, ax in zip(parts, iaxes, strict=True) if ax is not None)
+    xb = front(x, xax, size)
+    out = _s._getitem(xb, _batched_parts(parts, iaxes, size, bnd, xb))
+    if k:  # the advanced axes came first (after the batch): put them back after k axes
+        n = len(shape_of(out)) - 1
+        order = list(range(1 + bnd, 1 + bnd + k)) + list(range(1, 1 + bnd))
+        out = _s.transpose(out, (0,) + tuple(order) + tuple(range(1 + bnd + k, n + 1)))
+    return out, 0
+
+
 def _getitem(args, axes, **kwargs):
     x, index = args[0], args[1]
     split = _split_index(index, axes[1], _nd(x, axes[0]))
     if split is None:
         return LOOP, None
     parts, iaxes = split
-    if all(a is None for a in iaxes):  # the index is the same for every example
-        if axes[0] is None or not _contiguous(parts):
-            return LOOP, None
-        return _s._getitem(front(x, axes[0]), (slice(None),) + parts), 0
-    k = _batched_index(parts, iaxes)
-    if k is None:
-        return LOOP, None
-    idx, iax = parts[k], iaxes[k]
-    size = shape_of(idx)[iax]
-    idx = front(idx, iax)
-    xb = front(x, axes[0], size)
-    out = _s._getitem(xb, _gather_index(parts, k, idx, size, xb))
-    if k:  # the index's axes came first (after the batch): put them back at k
-        ind = len(shape_of(idx)) - 1
-        n = len(shape_of(out)) - 1
-        order = list(range(1 + ind, 1 + ind + k)) + list(range(1, 1 + ind))
-        out = _s.transpose(out, (0,) + tuple(order) + tuple(range(1 + ind + k, n + 1)))
-    return out, 0
+    if any(a is not None for a in iaxes):
+        return _gather(x, axes[0], parts, iaxes)
+    out = _s._getitem(front(x, axes[0]), (slice(None),) + parts)
+    if _contiguous(parts):
+        return out, 0
+    info = _groups(parts, iaxes)  # advanced parts apart: NumPy puts their axes first
+    return (LOOP, None) if info is None else (out, info[1])
 
 
 _getitem.sequences = True
@@ -328,23 +341,27 @@ def _index_add(args, axes, **kwargs):
         return LOOP, None
     parts, iaxes = split
     if all(a is None for a in iaxes):
-        if axes[0] is None or not _contiguous(parts):
-            return LOOP, None
-        g = front(g, axes[0])
-        return _s.index_add(g, (slice(None),) + parts, shape_of(g)[:1] + shape), 0
-    k = _batched_index(parts, iaxes)
-    if k is None:
+        if _contiguous(parts):
+            g = front(g, axes[0])
+        else:  # the advanced axes first, then the batch (the layout of the gather)
+            info = _groups(parts, iaxes)
+            if info is None:
+                return LOOP, None
+            g = _s.moveaxis(g, axes[0], info[1]) if axes[0] != info[1] else g
+        size = shape_of(g)[0] if _contiguous(parts) else shape_of(g)[info[1]]
+        return _s.index_add(g, (slice(None),) + parts, (size,) + shape), (
+            0)
+    info = _groups(parts, iaxes)
+    if info is None or not info[2]:
         return LOOP, None
-    idx, iax = parts[k], iaxes[k]
-    size = shape_of(idx)[iax]
-    idx = front(idx, iax)
+    k, bnd, _ = info
+    size = next(shape_of(p)[ax] for p, ax in zip(parts, iaxes, strict=True) if ax is not None)
     gb = front(g, axes[0], size)
-    if k:  # to the layout of the batched gather: the index's axes right after the batch
-        ind = len(shape_of(idx)) - 1
+    if k:  # to the layout of the batched gather: the advanced axes right after the batch
         n = len(shape_of(gb)) - 1
-        order = list(range(1 + k, 1 + k + ind)) + list(range(1, 1 + k))
-        gb = _s.transpose(gb, (0,) + tuple(order) + tuple(range(1 + k + ind, n + 1)))
-    return _s.index_add(gb, _gather_index(parts, k, idx, size, gb), (size,) + shape), 0
+        order = list(range(1 + k, 1 + k + bnd)) + list(range(1, 1 + k))
+        gb = _s.transpose(gb, (0,) + tuple(order) + tuple(range(1 + k + bnd, n + 1)))
+    return _s.index_add(gb, _batched_parts(parts, iaxes, size, bnd, gb), (size,) + shape), 0
 
 
 _index_add.sequences = True
@@ -357,7 +374,7 @@ def _index_set(args, axes, **kwargs):
     if split is None or any(a is not None for a in split[1]):
         return LOOP, None
     parts = split[0]
-    if not _contiguous(parts) or any(hasattr(p, "level") for p in parts):
+    if not _contiguous(parts):
         return LOOP, None
     size = _size(args, axes)
     xb = front(x, axes[0], size)
