@@ -89,6 +89,7 @@ class Batched:
     """
 
     __slots__ = ("axis", "level", "value")
+    __funcgrad_wraps__ = True  # other array types' operators defer to this one's
 
     @property
     def shape(self) -> tuple:
@@ -216,7 +217,7 @@ def _class_for(raw: Any) -> type:
     cls.__module__ = __name__
     backend.register_namespace(
         cls, BatchNamespace(xp), lambda a: backend.device_of(innermost_raw(a)),
-        absorbs_numpy=backend.absorbs_numpy(xp), as_array=lambda a: a,
+        absorbs_numpy=backend.absorbs_numpy(xp), as_array=lambda a: a, over=xp,
     )
     _CLASSES[t] = cls
     _CLASSES_SET.add(cls)
@@ -299,6 +300,8 @@ LOOP = "loop"  # what a rule answers for a case it does not cover: the loop runs
 
 def run(prim: Any, args: tuple, kwargs: dict) -> Any:
     """``prim(*args, **kwargs)`` where some argument is batched: by its rule, else a loop."""
+    if getattr(prim, "__dict__", {}).get("computed"):  # custom_vjp, checkpoint: the value
+        return prim.impl(*args, **kwargs)             # was computed (batched) already
     level = _newest_level(args, kwargs)
     vals, axes, seq = _unwrap_all(args, level)
     rule = rule_of(prim)
@@ -386,7 +389,7 @@ class BatchNamespace:
     """
 
     def __init__(self, xp: Any, path: str = ""):
-        self.xp = xp
+        self.xp = self.over = xp
         self.path = path  # "linalg." for xp.linalg
 
     def __repr__(self) -> str:
