@@ -33,7 +33,7 @@ import numpy
 
 from . import backend
 from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, VmapFallbackWarning
-from .node import Node, next_ordinal
+from .node import _LIFT, Node, next_ordinal
 from .primitive import register_batched
 
 # The levels of the vmaps running here, innermost last (context-local).
@@ -201,6 +201,9 @@ def lift(leaf: Any) -> Any:
     return batched(leaf, None, level)
 
 
+_LIFT[:] = [lift]
+
+
 # -- one class per underlying array type: each its own namespace -----------------
 
 _CLASSES: dict[type, type] = {}
@@ -275,8 +278,10 @@ def _unwrap_all(args: tuple, level: Level) -> tuple[list, list, bool]:
                                              for b in a):
             items = [unbatched(b, level) for b in a]
             vals.append(t(v for v, _ in items))
-            axes.append(tuple(ax for _, ax in items))
-            seq = True
+            item_axes = tuple(ax for _, ax in items)
+            mapped = any(ax is not None for ax in item_axes)
+            axes.append(item_axes if mapped else None)
+            seq = seq or mapped
             continue
         v, ax = unbatched(a, level)
         vals.append(v)
@@ -307,14 +312,20 @@ def run(prim: Any, args: tuple, kwargs: dict) -> Any:
     rule = rule_of(prim)
     if _kwargs_batched(kwargs, level) or seq and not getattr(rule, "sequences", False):
         return _loop(prim, args, kwargs, level)
-    if all(ax is None for ax in axes):  # mapped only along None: the same for every example
-        return prim(*vals, **kwargs)
+    if all(ax is None for ax in axes):  # constants of this level (see lift):
+        return _constant(prim(*vals, **kwargs), level)  # so is the result
     if rule is None:
         return _loop(prim, args, kwargs, level)
     out, out_axis = rule(vals, axes, **kwargs)
     if type(out) is str and out == LOOP:
         return _loop(prim, args, kwargs, level)
     return _wrap(out, out_axis, level)
+
+
+def _constant(out: Any, level: Level) -> Any:
+    if type(out) is tuple:
+        return tuple(_constant(o, level) for o in out)
+    return batched(out, None, level) if hasattr(out, "shape") else out
 
 
 def _wrap(out: Any, out_axis: Any, level: Level) -> Any:

@@ -21,7 +21,6 @@ import numpy
 from . import tree
 from .backend import as_array, namespace
 from .backprop import check_like, gradients, owned, seed
-from .batching import lift
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -35,6 +34,7 @@ from .node import (
     value_of,
 )
 from .numpy import reshape, stack, zeros, zeros_like
+from .vectorize import vmap
 
 _STRIP = PassThrough("identity")
 
@@ -113,7 +113,7 @@ def _trace(fun: Callable, primals: tuple, name: str, has_aux: bool = False,
                 nodes.append(leaf)
                 continue
             try:
-                nodes.append(require_grad(lift(leaf), bp))
+                nodes.append(require_grad(leaf, bp))
             except TypeError as exc:
                 raise type(exc)(f"{name}: argument leaf {i}: {exc}") from None
         out = fun(*tree.unflatten(treedef, nodes))
@@ -303,16 +303,6 @@ def jvp(fun: Callable, primals: Any, tangents: Any):
     return out, jvp_fn(tuple(tangents))
 
 
-def _basis(x: Any):
-    """Unit vectors of ``x``'s shape and dtype, one per element, in C order."""
-    v = value_of(x)
-    if getattr(v, "dtype", None) is None:  # a Python number: a constant output
-        v = float_array(v, "jacobian: output")
-    xp = namespace(v)
-    eye = xp.eye(v.size, dtype=v.dtype)
-    return [eye[k].reshape(v.shape) for k in range(v.size)]
-
-
 def _shape(x: Any) -> tuple:
     return tuple(numpy.shape(value_of(x)))
 
@@ -328,11 +318,29 @@ def _nest(out_def: Any, in_def: Any, blocks: list, single: bool) -> Any:
     return tree.unflatten(out_def, [b[0] if single else b for b in per_out])
 
 
-def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
-    """Reverse-mode Jacobian: of shape ``out.shape + in.shape`` (one vjp per output element).
+def _basis_stack(x: Any) -> Any:
+    """The unit vectors of ``x``'s shape and dtype, stacked: ``(x.size,) + x.shape``."""
+    v = value_of(x)
+    if getattr(v, "dtype", None) is None:  # a Python number: a constant output
+        v = float_array(v, "jacobian: output")
+    xp = namespace(v)
+    return xp.reshape(xp.eye(v.size, dtype=v.dtype), (v.size,) + tuple(v.shape))
 
-    Pytrees nest as JAX nests them: the output's structure outside, the
-    arguments' inside.
+
+def _size(x: Any) -> int:
+    n = 1
+    for k in _shape(x):
+        n *= k
+    return n
+
+
+def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+    """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    One VJP per output element, all at once: the VJP is mapped with
+    :func:`~funcgrad.vmap` over the standard basis (``chunk_size`` of them at a
+    time, when given, to bound memory).  Pytrees nest as JAX nests them: the
+    output's structure outside, the arguments' inside.
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacobian(lambda x: 2 * x)(numpy.ones(2))
@@ -349,12 +357,18 @@ def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
         out_leaves, out_def = tree.flatten(out)
         blocks = []
         for k, o in enumerate(out_leaves):
-            rows = [tree.flatten(fn(tree.unflatten(out_def, _one_hot(out_leaves, k, e))))[0]
-                    for e in _basis(o)]
-            blocks.append([
-                reshape(stack_rows([r[j] for r in rows], x), _shape(o) + _shape(x))
-                for j, x in enumerate(in_leaves)
-            ])
+            if _size(o) == 0:
+                blocks.append([reshape(stack_rows([], x), _shape(o) + _shape(x))
+                               for x in in_leaves])
+                continue
+
+            def pull(e, k=k):
+                return tuple(tree.flatten(fn(tree.unflatten(out_def,
+                                                            _one_hot(out_leaves, k, e))))[0])
+
+            rows = vmap(pull, chunk_size=chunk_size)(_basis_stack(o))
+            blocks.append([reshape(r, _shape(o) + _shape(x))
+                           for r, x in zip(rows, in_leaves, strict=True)])
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
@@ -363,8 +377,11 @@ def jacobian(fun: Callable, argnums: Any = 0) -> Callable:
 jacrev = jacobian
 
 
-def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
-    """Forward-mode Jacobian: of shape ``out.shape + in.shape`` (one jvp per input element).
+def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+    """Forward-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    One JVP per input element, all at once (mapped with :func:`~funcgrad.vmap`
+    over the standard basis, ``chunk_size`` at a time when given).
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacfwd(lambda x: x * x)(numpy.array([1.0, 3.0]))
@@ -380,40 +397,37 @@ def jacfwd(fun: Callable, argnums: Any = 0) -> Callable:
         dyn = tree.unflatten(in_def, in_leaves)
         out, fn = _linearize(_partial(fun, args, nums), dyn)
         out_leaves, out_def = tree.flatten(out)
-        # cols[j][c][k]: d out_k / d (element c of in_j)
-        cols = [
-            [tree.flatten(fn(tree.unflatten(in_def, _one_hot(in_leaves, j, e))))[0]
-             for e in _basis(x)]
-            for j, x in enumerate(in_leaves)
-        ]
-        blocks = []
-        for k, o in enumerate(out_leaves):
-            row = []
-            for j, x in enumerate(in_leaves):
-                stacked = stack_rows([c[k] for c in cols[j]], o)  # (in.size,) + out
-                moved = _move_first_last(stacked, len(_shape(o)))
-                row.append(reshape(moved, _shape(o) + _shape(x)))
-            blocks.append(row)
+        # cols[j][k]: d out_k / d in_j, of shape out_k.shape + (in_j.size,)
+        cols = []
+        for j, x in enumerate(in_leaves):
+            if _size(x) == 0:
+                cols.append([zeros(_shape(o) + (0,), value_of(o).dtype
+                                   if hasattr(value_of(o), "dtype") else float, like=value_of(x))
+                             for o in out_leaves])
+                continue
+
+            def push(e, j=j):
+                return tuple(tree.flatten(fn(tree.unflatten(in_def,
+                                                            _one_hot(in_leaves, j, e))))[0])
+
+            cols.append(list(vmap(push, out_axes=-1, chunk_size=chunk_size)(_basis_stack(x))))
+        blocks = [[reshape(cols[j][k], _shape(o) + _shape(x)) for j, x in enumerate(in_leaves)]
+                  for k, o in enumerate(out_leaves)]
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
 
 
-def _move_first_last(x: Any, n: int) -> Any:
-    from .numpy import transpose
-
-    return transpose(x, tuple(range(1, n + 1)) + (0,))
-
-
-def hessian(fun: Callable, argnums: Any = 0) -> Callable:
-    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``.
+def hessian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``, each vectorized
+    (``chunk_size``: at most that many basis vectors at a time).
 
     >>> import numpy, funcgrad as fg
     >>> fg.hessian(lambda x: (x ** 3).sum())(numpy.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacobian(fun, argnums), argnums)
+    return jacfwd(jacobian(fun, argnums, chunk_size), argnums, chunk_size)
 
 
 def hvp(fun: Callable, primals: Any, tangents: Any) -> Any:
