@@ -124,6 +124,13 @@ class Batched:
     def copy(self) -> Batched:  # immutable: a copy is itself
         return self
 
+    def astype(self, dtype: Any) -> Any:
+        if numpy.dtype(dtype).kind == "f":  # differentiable
+            from .numpy import shape as _s
+
+            return _s.astype(self, dtype)
+        return batched(self.value.astype(dtype), self.axis, self.level)  # data
+
     def __bool__(self):
         raise _conversion("bool() (an if, while, and, or)")
 
@@ -149,12 +156,24 @@ class Batched:
         raise _conversion("numpy.asarray()")
 
     def __array_function__(self, func, types, args, kwargs):
+        # Raw code (rules, namespaces' own helpers) calling NumPy on a batched value: the
+        # function mapped over the batch, as the batched namespace maps it.
         if func in (numpy.shape, numpy.ndim, numpy.size):
             return func(numpy.empty(self.shape, bool))
-        raise BatchedValueError(
-            f"numpy.{func.__name__} was called on a value batched by fg.vmap: use the "
-            f"funcgrad.numpy function (fnp.{func.__name__}), which maps over the batch"
-        )
+        name = func.__name__
+        module = getattr(func, "__module__", "") or ""
+        if module.startswith("numpy.linalg"):
+            name = "linalg." + name
+        level = _newest_level(args, kwargs)
+        return _namespace_call(name, args, kwargs, level)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or "out" in kwargs:
+            return NotImplemented
+        op = _OPERATORS.get(ufunc.__name__)
+        if op is not None and not kwargs:  # Python's operators: the differentiable twins
+            return op(*inputs)
+        return _namespace_call(ufunc.__name__, inputs, kwargs, _newest_level(inputs, kwargs))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FuncgradTypeError(f"a batched value is immutable: cannot set {name!r}")
@@ -166,15 +185,28 @@ class Batched:
         )
 
 
+_OPERATORS: dict = {}
+
+
 def _install_methods() -> None:
     """Batched values get Node's operators and methods (they are fnp's, which batch)."""
-    from .numpy._methods import METHODS
+    from .numpy._methods import _OPERATOR_UFUNCS, METHODS
 
+    _OPERATORS.update(_OPERATOR_UFUNCS)
     own = set(vars(Batched))
     for name, value in METHODS.items():
-        if name not in own and name not in ("__array__", "item", "tolist", "__setitem__",
-                                            "__array_function__"):
+        if name not in own and name not in ("__array__", "item", "tolist", "__setitem__"):
             setattr(Batched, name, value)
+    for name, ufunc in (("and", numpy.bitwise_and), ("or", numpy.bitwise_or),
+                        ("xor", numpy.bitwise_xor)):
+        setattr(Batched, f"__{name}__", lambda self, other, u=ufunc: u(self, other))
+        setattr(Batched, f"__r{name}__", lambda self, other, u=ufunc: u(other, self))
+    Batched.__invert__ = lambda self: numpy.invert(self)
+    # Raw code compares arrays elementwise (``v == 0``): so do batched values, which stand
+    # for raw arrays there (a Node's == is identity: Nodes key maps; these never do).
+    Batched.__eq__ = lambda self, other: numpy.equal(self, other)
+    Batched.__ne__ = lambda self, other: numpy.not_equal(self, other)
+    Batched.__hash__ = None
 
 
 _install_methods()

@@ -192,7 +192,7 @@ class Primitive:
         except TypeError:  # a list or tuple argument holds Nodes (or device arrays)
             converted = array_likes(args)
             if converted is None:
-                raise
+                return _batched_inside(self, args, kwargs)
             return self(*converted, **kwargs)
         except _FOREIGN as exc:
             _reraise(self, exc, args, kwargs)
@@ -269,7 +269,7 @@ class UnaryPrimitive(Primitive):
             except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x,))
                 if converted is None:
-                    raise
+                    return _batched_inside(self, (x,), kwargs)
                 return self(*converted, **kwargs)
             except _FOREIGN as exc:
                 _reraise(self, exc, (x,), kwargs)
@@ -305,7 +305,7 @@ class BinaryPrimitive(Primitive):
             except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x, y))
                 if converted is None:
-                    raise
+                    return _batched_inside(self, (x, y), kwargs)
                 return self(*converted, **kwargs)
             except _FOREIGN as exc:
                 _reraise(self, exc, (x, y), kwargs)
@@ -461,6 +461,15 @@ def _batched_first(args: Any, graphs: Any) -> Callable | None:
     if run is None or (graphs and newest < max(g.ordinal for g in graphs)):
         return None
     return run
+
+
+def _batched_inside(prim: Primitive, args: tuple, kwargs: dict) -> Any:
+    """Within ``except TypeError``: a batched value inside a tuple argument (an index)
+    reached raw code, which refused it: the call is batched instead; else re-raise."""
+    run = _batched_first(args, None) if _BATCHED else None
+    if run is None:
+        raise  # noqa: PLE0704  (the TypeError being handled)
+    return run(prim, args, kwargs)
 
 
 def defbatch(prim: Primitive, rule: Callable) -> None:
