@@ -235,9 +235,7 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
             if numpy_array is None and not issubclass(t, numpy.generic):
                 numpy_array = v
             continue
-        if found is None:
-            found, first = entry, v
-        elif entry is not found and _wraps(entry, found):
+        if found is None or entry is not found and _wraps(entry, found):
             found, first = entry, v
         elif entry is not found and _wraps(found, entry):
             continue

@@ -490,7 +490,7 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
     fn = getattr(numpy, name, None) if "." not in name else None
     if isinstance(fn, numpy.ufunc) and kwargs.keys() <= {"dtype"}:
         out = _broadcast(vals, axes, level)
-        return batched(getattr(backend.namespace(*out), name)(*out, **kwargs), 0, level)
+        return batched(_NamespaceFunction(name)(*out, **kwargs), 0, level)
     if name in _REDUCERS and len(args) == 1 and axes[0] is not None:
         v = _to_front(vals[0], axes[0])
         nd = len(v.shape) - 1
@@ -499,8 +499,11 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
         kw["axis"] = (tuple(range(1, nd + 1)) if axis is None else
                       tuple(a % nd + 1 for a in axis) if isinstance(axis, tuple) else
                       axis % nd + 1)
-        return batched(getattr(backend.namespace(v), name)(v, **kw), 0, level)
+        return batched(_NamespaceFunction(name)(v, **kw), 0, level)
     return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
+
+
+_FNP_NAMES = {"max": "amax", "min": "amin"}
 
 
 class _NamespaceFunction:
@@ -512,6 +515,16 @@ class _NamespaceFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         vals = [a.value if type(a) is Node else a for a in _flat(args, kwargs)]
+        if any(type(a) is Node for a in _flat(args, kwargs)):
+            # a value of an outer gradient: the function of funcgrad.numpy of that name
+            # (differentiable where it is, data where it is data)
+            from . import numpy as fnp
+
+            fn = fnp
+            for part in _FNP_NAMES.get(self.name, self.name).split("."):
+                fn = getattr(fn, part, None)
+            if fn is not None:
+                return fn(*args, **kwargs)
         fn = backend.namespace(*vals)
         for part in self.name.split("."):
             fn = getattr(fn, part)
@@ -550,5 +563,13 @@ def _broadcast(vals: list, axes: list, level: Level) -> list:
     return out
 
 
-__all__ = ["Batched", "BatchNamespace", "Level", "batched", "innermost", "run", "running",
-           "unbatched"]
+__all__ = [
+    "BatchNamespace",
+    "Batched",
+    "Level",
+    "batched",
+    "innermost",
+    "run",
+    "running",
+    "unbatched",
+]

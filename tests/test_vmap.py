@@ -174,7 +174,7 @@ def test_vmap_of_vmap_and_in_axes():
 
 
 def test_jacobians_of_vmap_and_vmap_of_hessians():
-    stacked = lambda xs: fnp.stack([f(xs[i]) for i in range(4)])  # noqa: E731
+    stacked = lambda xs: fnp.stack([f(xs[i]) for i in range(4)])
     want = fg.jacfwd(stacked)(X)
     np.testing.assert_allclose(fg.jacfwd(fg.vmap(f))(X), want, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(fg.jacobian(fg.vmap(f))(X), want, rtol=1e-12, atol=1e-14)
@@ -197,7 +197,7 @@ def test_levels_are_never_confused():
     np.testing.assert_allclose(got, [1.0 * 2 * 2.0, 2.0 * 2 * 3.0])
     assert fg.grad(lambda x: x * fnp.sum(fg.vmap(lambda y: x + y)(np.ones(2))))(1.0) == 6.0
     # a gradient inside a map inside a gradient, closing over the outermost value
-    inner = lambda w, x: fnp.sum(fg.grad(lambda v: fnp.sum(fnp.sin(v * x)))(w) ** 2)  # noqa
+    inner = lambda w, x: fnp.sum(fg.grad(lambda v: fnp.sum(fnp.sin(v * x)))(w) ** 2)
     got = fg.grad(lambda w: fnp.sum(fg.vmap(lambda x: inner(w, x))(X)))(np.ones(3))
     want = fg.grad(lambda w: sum(inner(w, X[i]) for i in range(4)))(np.ones(3))
     np.testing.assert_allclose(got, want, rtol=1e-13)
@@ -375,7 +375,7 @@ def test_hessian_makes_as_many_batched_calls_for_200_inputs_as_for_20():
 
 
 def test_jacobians_agree_with_each_other_and_chunks():
-    fun = lambda x, y: {"a": fnp.tanh(W @ x) * y[0], "b": fnp.sum(x * y[1:])}  # noqa: E731
+    fun = lambda x, y: {"a": fnp.tanh(W @ x) * y[0], "b": fnp.sum(x * y[1:])}
     x, y = X[0], np.arange(4.0)
     for argnums in (0, 1, (0, 1)):
         rev = fg.jacobian(fun, argnums)(x, y)
