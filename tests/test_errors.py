@@ -47,7 +47,8 @@ def _exported_errors():
     found = {}
     for module in (fg, errors):
         for name, obj in vars(module).items():
-            if inspect.isclass(obj) and issubclass(obj, BaseException):
+            if (inspect.isclass(obj) and issubclass(obj, BaseException)
+                    and not issubclass(obj, Warning)):  # warnings are not errors
                 found[name] = obj
     return sorted(found.items())
 
