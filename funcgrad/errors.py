@@ -149,10 +149,10 @@ class BatchedValueError(FuncgradError, TypeError):
     once.  Write the choice as data instead: ``fnp.where(x > 0, a, b)``.
 
     >>> import numpy, funcgrad as fg
-    >>> fg.vmap(lambda x: x if x > 0 else -x)(numpy.array([1.0, -2.0]))
+    >>> fg.vmap(lambda x: x if x > 0 else -x)(numpy.array([1.0, -2.0]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    funcgrad.errors.BatchedValueError: bool() of a value batched by fg.vmap ...
+    funcgrad.errors.BatchedValueError: bool() (an if, while, and, or) of a value batched by fg.vmap: ...
     """
 
 

@@ -378,9 +378,18 @@ def _index_set(args, axes, **kwargs):
         return LOOP, None
     size = _size(args, axes)
     xb = front(x, axes[0], size)
-    example = numpy.broadcast_to(numpy.empty((), bool), tuple(shape_of(xb)[1:]))
-    target = numpy.shape(example[parts])
-    vb = v if axes[1] is None else _pad(front(v, axes[1]), len(target))
+    if axes[1] is None:
+        vb = v
+    else:  # the value's axes aligned to those of x[index] (its rank, from shapes alone)
+        example = numpy.broadcast_to(numpy.empty((), bool), tuple(shape_of(xb)[1:]))
+        fake = tuple(numpy.zeros(shape_of(p), bool if getattr(p, "dtype", None) is not None
+                                 and p.dtype.kind == "b" else numpy.intp)
+                     if _advanced(p) else p for p in parts)
+        try:
+            rank = numpy.ndim(example[fake])
+        except IndexError:
+            return LOOP, None
+        vb = _pad(front(v, axes[1]), rank)
     return _s._index_set(xb, vb, (slice(None),) + parts, **kwargs), 0
 
 
@@ -395,6 +404,12 @@ def _matmul(args, axes, **kwargs):
     aa, ba = axes
     a1 = _nd(a, aa) == 1
     b1 = _nd(b, ba) == 1
+    # Vectors against one matrix: a single matrix product (NumPy would loop over the
+    # batch for a stack of one-row matrices).
+    if a1 and ba is None and _nd(b, None) == 2:
+        return _p.matmul(front(a, aa), b), 0
+    if b1 and aa is None and _nd(a, None) == 2:
+        return _p.matmul(front(b, ba), _s.swapaxes(a, 0, 1)), 0
     if a1:  # a vector: a row, dropped again below
         a = _s.expand_dims(front(a, aa), -2) if aa is not None else _s.expand_dims(a, 0)
         aa = 0 if aa is not None else None
