@@ -21,6 +21,7 @@ import numpy
 from . import tree
 from .backend import as_array, namespace
 from .backprop import check_like, gradients, owned, seed
+from .batching import batched, is_batched
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -466,6 +467,8 @@ def stop_gradient(x: Any) -> Any:
 def _raw(x: Any) -> Any:
     while type(x) is Node:  # a Node whose value is itself a Node (a user primitive's)
         x = x.value
+    if is_batched(x):  # fg.vmap's: the examples, each cut from every graph
+        return batched(_raw(x.value), x.axis, x.level)
     return x
 
 

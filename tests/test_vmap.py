@@ -167,6 +167,11 @@ def test_second_order_through_vmap():
     fg.check_grads(lambda xs: fnp.sum(fg.vmap(f)(xs)), (X,), order=2)
 
 
+def test_stop_gradient_inside_vmap_cuts_every_graph():
+    got = fg.grad(lambda xs: fnp.sum(fg.vmap(lambda x: x * fg.stop_gradient(x))(xs)))(X)
+    np.testing.assert_allclose(got, X)
+
+
 def test_vmap_of_vmap_and_in_axes():
     np.testing.assert_allclose(fg.vmap(fg.vmap(lambda a: fnp.sin(a) * 2))(X), 2 * np.sin(X))
     dots = fg.vmap(fg.vmap(lambda a, b: fnp.sum(a * b), in_axes=(0, None)), in_axes=(None, 0))
