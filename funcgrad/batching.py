@@ -350,7 +350,7 @@ def run(prim: Any, args: tuple, kwargs: dict) -> Any:
         return _loop(prim, args, kwargs, level)
     out, out_axis = rule(vals, axes, **kwargs)
     if type(out) is str and out == LOOP:
-        return _loop(prim, args, kwargs, level)
+        return _loop(prim, args, kwargs, level, case=True)
     return _wrap(out, out_axis, level)
 
 
@@ -380,12 +380,15 @@ def example(x: Any, level: Level, b: int) -> Any:
     return _s.getitem(v, (slice(None),) * ax + (b,))
 
 
-def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True) -> Any:
+def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True,
+          case: bool = False) -> Any:
     """The correct, slow way: one call per example, the results stacked (axis 0)."""
     name = getattr(prim, "name", getattr(prim, "__name__", repr(prim)))
     if warn:
+        what = ("has no batching rule for these arguments" if case else
+                "has no batching rule")
         warnings.warn(
-            f"primitive {name!r} has no batching rule: fg.vmap runs it once per example "
+            f"primitive {name!r} {what}: fg.vmap runs it once per example "
             f"({level.size} calls); give it one with fg.defbatch",
             VmapFallbackWarning, stacklevel=4,
         )
