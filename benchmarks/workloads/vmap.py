@@ -50,10 +50,11 @@ def _mlp_numpy(p, xs, ys):
     return (xs[:, :, None] * dh[:, None, :], dh, h[:, :, None] * dz[:, None, :], dz)
 
 
-def _mlp_loss(xp, nn_log_softmax, p, x, y):
+def _mlp_loss(xp, nn_log_softmax, p, x, y, pick=None):
     w1, b1, w2, b2 = p
     logits = xp.tanh(x @ w1 + b1) @ w2 + b2
-    return -nn_log_softmax(logits)[y]
+    logp = nn_log_softmax(logits)
+    return -(logp[y] if pick is None else pick(logp, y))
 
 
 def _builders_scalar(kind, w, x):
@@ -116,8 +117,11 @@ def _builders_mlp(p, xs, ys):
         t = load('torch')
         pt = tuple(t.from_numpy(a) for a in p)
         xt, yt = t.from_numpy(xs), t.from_numpy(ys)
+        def pick(logp, y):  # indexing by a mapped 0-d tensor reads it (.item()) in torch.func
+            return t.gather(logp, -1, y.unsqueeze(-1)).squeeze(-1)
+
         g = t.func.vmap(t.func.grad(
-            lambda p, x, y: _mlp_loss(t, lambda z: t.log_softmax(z, -1), p, x, y)),
+            lambda p, x, y: _mlp_loss(t, lambda z: t.log_softmax(z, -1), p, x, y, pick)),
             in_dims=(None, 0, 0))
         return lambda: g(pt, xt, yt)
 
