@@ -21,11 +21,11 @@ import pytest
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
-import jax.numpy as jnp  # noqa: E402
+import jax.numpy as jnp
 
-import funcgrad as fg  # noqa: E402
-import funcgrad.numpy as fnp  # noqa: E402
-from funcgrad import tree  # noqa: E402
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad import tree
 
 HERE = pathlib.Path(__file__).parent
 

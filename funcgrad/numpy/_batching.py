@@ -349,8 +349,7 @@ def _index_add(args, axes, **kwargs):
                 return LOOP, None
             g = _s.moveaxis(g, axes[0], info[1]) if axes[0] != info[1] else g
         size = shape_of(g)[0] if _contiguous(parts) else shape_of(g)[info[1]]
-        return _s.index_add(g, (slice(None),) + parts, (size,) + shape), (
-            0)
+        return _s.index_add(g, (slice(None),) + parts, (size,) + shape), 0
     info = _groups(parts, iaxes)
     if info is None or not info[2]:
         return LOOP, None
@@ -459,13 +458,6 @@ def _einsum(args, axes, **kwargs):
     return _p._einsum(*new_args, **kw), 0
 
 
-# -- linalg ----------------------------------------------------------------------------
-
-
-def _solve(args, axes, **kwargs):
-    return leading(_l._solve)(args, axes, **kwargs)
-
-
 # -- the table -------------------------------------------------------------------------
 
 
@@ -497,4 +489,4 @@ def install() -> None:
     for prim in (_l._inv, _l._det, _l._logabsdet, _l._cholesky, _l._eigh, _l._svd,
                  _l._svdvals, _l._qr):
         prim.batch = leading(prim)
-    _l._solve.batch = _solve
+    _l._solve.batch = leading(_l._solve)  # b a stack of matrices: padded as a is
