@@ -394,3 +394,11 @@ def test_jacobians_agree_with_each_other_and_chunks():
     np.testing.assert_allclose(j, (1 - np.tanh(W @ x) ** 2)[:, None] * W, rtol=1e-13)
     assert fg.jacobian(lambda x: x[:0])(x).shape == (0, 3)
     assert fg.jacfwd(lambda x: x * 2)(np.ones(0)).shape == (0, 0)
+
+
+def test_per_example_gradients_of_dask_arrays_stay_lazy():
+    da = pytest.importorskip("dask.array")
+    xs = da.from_array(X, chunks=2)
+    out = fg.vmap(fg.grad(lambda x: fnp.sum(fnp.sin(x) * x)))(xs)
+    assert isinstance(out, da.Array)
+    np.testing.assert_allclose(out.compute(), np.cos(X) * X + np.sin(X), rtol=1e-13)
