@@ -69,9 +69,11 @@ def innermost() -> Level | None:
     return levels[-1] if levels else None
 
 
-def _conversion(what: str) -> BatchedValueError:
+def _conversion(what: str, x: Any = None) -> BatchedValueError:
+    origin = getattr(x, "origin", None)
+    made = f" (the result of {origin!r})" if origin else ""
     return BatchedValueError(
-        f"{what} of a value batched by fg.vmap: it has one value per example, and Python "
+        f"{what} of a value batched by fg.vmap{made}: it has one value per example, and Python "
         "can take only one branch for all of them; compute both sides and choose with "
         "fnp.where(condition, a, b) (and fnp.all/fnp.any for whole-array tests), or map "
         "the Python code outside vmap"
@@ -88,7 +90,7 @@ class Batched:
     :class:`~funcgrad.BatchedValueError`.
     """
 
-    __slots__ = ("axis", "level", "value")
+    __slots__ = ("axis", "level", "origin", "value")
     __funcgrad_wraps__ = True  # other array types' operators defer to this one's
 
     @property
@@ -132,28 +134,28 @@ class Batched:
         return batched(self.value.astype(dtype), self.axis, self.level)  # data
 
     def __bool__(self):
-        raise _conversion("bool() (an if, while, and, or)")
+        raise _conversion("bool() (an if, while, and, or)", self)
 
     def __float__(self):
-        raise _conversion("float()")
+        raise _conversion("float()", self)
 
     def __int__(self):
-        raise _conversion("int()")
+        raise _conversion("int()", self)
 
     def __complex__(self):
-        raise _conversion("complex()")
+        raise _conversion("complex()", self)
 
     def __index__(self):
-        raise _conversion("use as a Python index (__index__)")
+        raise _conversion("use as a Python index (__index__)", self)
 
     def item(self, *args: Any):
-        raise _conversion(".item()")
+        raise _conversion(".item()", self)
 
     def tolist(self):
-        raise _conversion(".tolist()")
+        raise _conversion(".tolist()", self)
 
     def __array__(self, dtype=None, copy=None):
-        raise _conversion("numpy.asarray()")
+        raise _conversion("numpy.asarray()", self)
 
     def __array_function__(self, func, types, args, kwargs):
         # Raw code (rules, namespaces' own helpers) calling NumPy on a batched value: the
@@ -260,8 +262,9 @@ def _class_for(raw: Any) -> type:
     return cls
 
 
-def batched(value: Any, axis: int | None, level: Level) -> Any:
-    """``value`` mapped along ``axis`` at ``level`` (``axis`` None: the same for every example)."""
+def batched(value: Any, axis: int | None, level: Level, origin: str | None = None) -> Any:
+    """``value`` mapped along ``axis`` at ``level`` (``axis`` None: the same for every example);
+    ``origin`` names the primitive that made it, for messages."""
     raw = innermost_raw(value)
     if isinstance(raw, numpy.generic):
         raw = numpy.asarray(raw)
@@ -269,6 +272,7 @@ def batched(value: Any, axis: int | None, level: Level) -> Any:
     object.__setattr__(obj, "value", value)
     object.__setattr__(obj, "axis", axis)
     object.__setattr__(obj, "level", level)
+    object.__setattr__(obj, "origin", origin)
     return obj
 
 
@@ -351,7 +355,7 @@ def run(prim: Any, args: tuple, kwargs: dict) -> Any:
     out, out_axis = rule(vals, axes, **kwargs)
     if type(out) is str and out == LOOP:
         return _loop(prim, args, kwargs, level, case=True)
-    return _wrap(out, out_axis, level)
+    return _wrap(out, out_axis, level, prim.name)
 
 
 def _constant(out: Any, level: Level) -> Any:
@@ -360,12 +364,12 @@ def _constant(out: Any, level: Level) -> Any:
     return batched(out, None, level) if hasattr(out, "shape") else out
 
 
-def _wrap(out: Any, out_axis: Any, level: Level) -> Any:
+def _wrap(out: Any, out_axis: Any, level: Level, origin: str | None = None) -> Any:
     if out_axis is None:
         return out
     if type(out) is tuple and type(out_axis) is tuple:
-        return tuple(_wrap(o, a, level) for o, a in zip(out, out_axis, strict=True))
-    return batched(out, out_axis, level)
+        return tuple(_wrap(o, a, level, origin) for o, a in zip(out, out_axis, strict=True))
+    return batched(out, out_axis, level, origin)
 
 
 def example(x: Any, level: Level, b: int) -> Any:
@@ -414,7 +418,7 @@ def stack_results(outs: list, level: Level, name: str = "a primitive") -> Any:
             f"({sorted(shapes)}): a mapped function must give every example results of one "
             "shape (a boolean mask picks a different count per example: use fnp.where)"
         )
-    return batched(_s.stack(outs), 0, level)
+    return batched(_s.stack(outs), 0, level, name.strip("'"))
 
 
 # -- the namespace of batched values: what raw code in rules calls ----------------
@@ -493,7 +497,7 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
     fn = getattr(numpy, name, None) if "." not in name else None
     if isinstance(fn, numpy.ufunc) and kwargs.keys() <= {"dtype"}:
         out = _broadcast(vals, axes, level)
-        return batched(_NamespaceFunction(name)(*out, **kwargs), 0, level)
+        return batched(_NamespaceFunction(name)(*out, **kwargs), 0, level, name)
     if name in _REDUCERS and len(args) == 1 and axes[0] is not None:
         v = _to_front(vals[0], axes[0])
         nd = len(v.shape) - 1
@@ -502,7 +506,7 @@ def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
         kw["axis"] = (tuple(range(1, nd + 1)) if axis is None else
                       tuple(a % nd + 1 for a in axis) if isinstance(axis, tuple) else
                       axis % nd + 1)
-        return batched(_NamespaceFunction(name)(v, **kw), 0, level)
+        return batched(_NamespaceFunction(name)(v, **kw), 0, level, name)
     return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
 
 
