@@ -181,10 +181,12 @@ def _squeeze(args, axes, **kwargs):
     axis = args[1] if len(args) > 1 else kwargs.get("axis")
     shape = shape_of(x)[1:]
     nd = len(shape)
+    if nd == 0:  # NumPy squeezes a 0-d array along 0 or -1 into itself
+        _s.squeeze(_s.getitem(x, 0), axis)  # (NumPy's own check of the axis)
+        return x, 0
     if axis is None:
         axis = tuple(i for i, n in enumerate(shape) if n == 1)
-    new = _shift_axis(axis, nd) if nd else axis
-    return _s.squeeze(x, new), 0
+    return _s.squeeze(x, _shift_axis(axis, nd)), 0
 
 
 def _broadcast_to(args, axes, **kwargs):
