@@ -22,13 +22,14 @@ ROWS = load_rows()
 B = 3
 
 
-def _case(row, k):
+def _case(row, k, size=None):
     """Inputs for one row: B examples of its first non-empty shapes, random axes."""
+    size = B if size is None else size
     shapes = next((s for s in row.shapes if not any(0 in x for x in s)), None)
     if shapes is None:
         return None
     rng = np.random.default_rng(k)
-    exs = [row.inputs(rng, "float64", shapes) for _ in range(B)]
+    exs = [row.inputs(rng, "float64", shapes) for _ in range(size)]
     n = len(exs[0])
     in_axes = tuple(
         None if n > 1 and rng.random() < 0.3 else int(rng.integers(-a.ndim - 1, a.ndim + 1))
@@ -45,8 +46,8 @@ def _case(row, k):
     return in_axes, args, one, rng
 
 
-def _expected(one):
-    outs = [tree.flatten(one(b))[0] for b in range(B)]
+def _expected(one, size=B):
+    outs = [tree.flatten(one(b))[0] for b in range(size)]
     return [np.stack([np.asarray(o[k]) for o in outs]) for k in range(len(outs[0]))]
 
 
@@ -75,6 +76,19 @@ def test_vmap_matches_the_loop_over_the_table(k, row):
         assert type(g) is np.ndarray
         np.testing.assert_allclose(g, np.moveaxis(w, 0, out_axes % w.ndim), rtol=1e-10,
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("k,row", list(enumerate(ROWS))[::4], ids=[r.name + r.id
+                                                                 for r in ROWS[::4]])
+def test_a_batch_of_one(k, row):
+    case = _case(row, k, size=1)
+    if case is None:
+        pytest.skip("no non-empty shape")
+    in_axes, args, one, _ = case
+    want = _expected(one, 1)
+    got = tree.flatten(fg.vmap(row.fun, in_axes=in_axes)(*args))[0]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("k,row", [(k, r) for k, r in enumerate(ROWS) if r.order >= 1],
