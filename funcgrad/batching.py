@@ -204,6 +204,8 @@ def _install_methods() -> None:
         setattr(Batched, f"__{name}__", lambda self, other, u=ufunc: u(self, other))
         setattr(Batched, f"__r{name}__", lambda self, other, u=ufunc: u(other, self))
     Batched.__invert__ = lambda self: numpy.invert(self)
+    Batched.all = lambda self, axis=None, keepdims=False: numpy.all(self, axis, keepdims=keepdims)
+    Batched.any = lambda self, axis=None, keepdims=False: numpy.any(self, axis, keepdims=keepdims)
     # Raw code compares arrays elementwise (``v == 0``): so do batched values, which stand
     # for raw arrays there (a Node's == is identity: Nodes key maps; these never do).
     Batched.__eq__ = lambda self, other: numpy.equal(self, other)

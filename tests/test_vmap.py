@@ -421,3 +421,15 @@ def test_per_example_gradients_of_dask_arrays_stay_lazy():
     out = fg.vmap(fg.grad(lambda x: fnp.sum(fnp.sin(x) * x)))(xs)
     assert isinstance(out, da.Array)
     np.testing.assert_allclose(out.compute(), np.cos(X) * X + np.sin(X), rtol=1e-12, atol=1e-14)
+
+
+def test_debug_nans_and_graphs_see_the_whole_batch():
+    with fg.debug_nans(), np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: fnp.sum(fnp.sin(x))))(X),
+                                   np.cos(X))
+        bad = np.abs(X) + 0.1
+        bad[2, 1] = -1.0  # one example's square root of a negative number
+        with pytest.raises(FloatingPointError, match="'sqrt'"):
+            fg.vmap(fg.grad(lambda x: fnp.sum(fnp.sqrt(x))))(bad)
+    graph = fg.trace(fg.vmap(lambda x: fnp.sin(x) * 2.0), X)
+    assert [n.primitive.name for n in graph.nodes if n.primitive] == ["sin", "multiply"]
