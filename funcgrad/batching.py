@@ -190,6 +190,11 @@ class Batched:
 _OPERATORS: dict = {}
 
 
+def _call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """The array function ``name`` on batched arguments (what the batched namespace does)."""
+    return _namespace_call(name, args, kwargs, _newest_level(args, kwargs))
+
+
 def _install_methods() -> None:
     """Batched values get Node's operators and methods (they are fnp's, which batch)."""
     from .numpy._methods import _OPERATOR_UFUNCS, METHODS
@@ -199,17 +204,18 @@ def _install_methods() -> None:
     for name, value in METHODS.items():
         if name not in own and name not in ("__array__", "item", "tolist", "__setitem__"):
             setattr(Batched, name, value)
-    for name, ufunc in (("and", numpy.bitwise_and), ("or", numpy.bitwise_or),
-                        ("xor", numpy.bitwise_xor)):
-        setattr(Batched, f"__{name}__", lambda self, other, u=ufunc: u(self, other))
-        setattr(Batched, f"__r{name}__", lambda self, other, u=ufunc: u(other, self))
-    Batched.__invert__ = lambda self: numpy.invert(self)
-    Batched.all = lambda self, axis=None, keepdims=False: numpy.all(self, axis, keepdims=keepdims)
-    Batched.any = lambda self, axis=None, keepdims=False: numpy.any(self, axis, keepdims=keepdims)
+    for name, ufunc in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+        setattr(Batched, f"__{name}__", lambda self, other, u=ufunc: _call(u, self, other))
+        setattr(Batched, f"__r{name}__", lambda self, other, u=ufunc: _call(u, other, self))
+    Batched.__invert__ = lambda self: _call("invert", self)
+    Batched.all = lambda self, axis=None, keepdims=False: _call("all", self, axis=axis,
+                                                                keepdims=keepdims)
+    Batched.any = lambda self, axis=None, keepdims=False: _call("any", self, axis=axis,
+                                                                keepdims=keepdims)
     # Raw code compares arrays elementwise (``v == 0``): so do batched values, which stand
     # for raw arrays there (a Node's == is identity: Nodes key maps; these never do).
-    Batched.__eq__ = lambda self, other: numpy.equal(self, other)
-    Batched.__ne__ = lambda self, other: numpy.not_equal(self, other)
+    Batched.__eq__ = lambda self, other: _call("equal", self, other)
+    Batched.__ne__ = lambda self, other: _call("not_equal", self, other)
     Batched.__hash__ = None
 
 
