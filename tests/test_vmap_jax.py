@@ -132,7 +132,7 @@ def test_vmap_agrees_with_jax_vmap(k, row, twin):
         np.testing.assert_allclose(g, np.asarray(w), rtol=1e-9, atol=1e-11)
 
 
-JAC = [(k, r, t) for k, r, t in USABLE if r.order >= 2 and "rev" in r.modes][::2]
+JAC = [(k, r, t) for k, r, t in USABLE if r.order >= 2 and "rev" in r.modes][::3]
 
 
 def _close(ours, theirs, **tol):
