@@ -96,16 +96,13 @@ def _seen(what: str, where: str) -> None:
 
 def _numpy_module_functions() -> dict:
     """The draws of NumPy's global generator, by module and name (bound methods of it)."""
-    glob = numpy.random.mtrand._rand
     found = {}
     for module in (numpy.random, numpy.random.mtrand):
-        for name in dir(module):
+        for name in getattr(module, "__all__", ()):
             value = getattr(module, name, None)
-            if getattr(value, "__self__", None) is glob:
+            if callable(value) and not isinstance(value, type):
                 found[(module, name)] = value
-        for name in ("default_rng",):
-            found[(module, name)] = getattr(module, name, None)
-    return {k: v for k, v in found.items() if v is not None}
+    return found
 
 
 def _python_module_functions() -> dict:

@@ -56,12 +56,10 @@ from ..primitive import _FOREIGN, holds_node, translated
 
 # NumPy's seeds and bit generators, as they are: they hold no draws of their own.
 SeedSequence = numpy.random.SeedSequence
-BitGenerator = numpy.random.BitGenerator
 PCG64 = numpy.random.PCG64
 PCG64DXSM = numpy.random.PCG64DXSM
 MT19937 = numpy.random.MT19937
 Philox = numpy.random.Philox
-SFC64 = numpy.random.SFC64
 # NumPy's own (fg.replay watches the name numpy.random.default_rng while it traces)
 _DEFAULT_RNG = numpy.random.default_rng
 
@@ -111,7 +109,9 @@ def _new_generator(seed: Any) -> Generator:
 
 
 def _new_random_state(seed: Any) -> RandomState:
-    return _rebuild(RandomState, numpy.random.RandomState(_entropy() if seed is None else seed))
+    bits = MT19937(0)  # seeded at once, as NumPy's legacy seeding does (and no OS entropy)
+    bits._legacy_seeding(_entropy() if seed is None else seed)
+    return _rebuild(RandomState, numpy.random.RandomState(bits))
 
 
 def _reseed(owner: Any, seed: Any) -> None:
@@ -566,6 +566,16 @@ _SPECIAL_EXAMPLES = {
 def _doc(cls: type, name: str) -> str:
     make = "default_rng(0)" if cls is Generator else "RandomState(0)"
     numpy_make = f"numpy.random.{make}"
+    if name == "random_integers":  # deprecated by NumPy: its warning silenced
+        return ("NumPy's ``RandomState.random_integers`` (deprecated by NumPy: use "
+                "``randint(low, high + 1)``): the same arguments and numbers.\n\n"
+                "    >>> import numpy, warnings, funcgrad.numpy as fnp\n"
+                "    >>> with warnings.catch_warnings():\n"
+                "    ...     warnings.simplefilter('ignore', DeprecationWarning)\n"
+                "    ...     a = fnp.random.RandomState(0).random_integers(1, 6, size=3)\n"
+                "    ...     b = numpy.random.RandomState(0).random_integers(1, 6, size=3)\n"
+                "    >>> bool(numpy.all(a == b))\n"
+                "    True\n")
     if name in _SPECIAL_EXAMPLES:
         call = _SPECIAL_EXAMPLES[name][0]
     else:
@@ -606,7 +616,15 @@ def _make_method(cls: type, name: str) -> Any:
     else:
         params.append(inspect.Parameter("like", inspect.Parameter.KEYWORD_ONLY, default=None))
     method.__signature__ = sig.replace(parameters=params)
+    method.__code__ = _generated(method.__code__)
     return method
+
+
+def _generated(code: Any) -> Any:
+    """``code``, named as funcgrad's (its frames are skipped where a message names the
+    user's line) with no source to read: its signature is NumPy's (``__signature__``), not
+    the ``*args`` of its definition, which documentation tools would read instead."""
+    return code.replace(co_filename="<funcgrad fnp.random: NumPy's signature>")
 
 
 Generator._np_template = _DEFAULT_RNG(0)  # type: ignore[attr-defined]
@@ -625,63 +643,77 @@ del Generator._np_template, RandomState._np_template, _cls, _name
 
 _GLOBAL = RandomState()
 
-seed = _GLOBAL.seed
-get_state = _GLOBAL.get_state
-set_state = _GLOBAL.set_state
-shuffle = _GLOBAL.shuffle
-beta = _GLOBAL.beta
-binomial = _GLOBAL.binomial
-bytes = _GLOBAL.bytes
-chisquare = _GLOBAL.chisquare
-choice = _GLOBAL.choice
-dirichlet = _GLOBAL.dirichlet
-exponential = _GLOBAL.exponential
-f = _GLOBAL.f
-gamma = _GLOBAL.gamma
-geometric = _GLOBAL.geometric
-gumbel = _GLOBAL.gumbel
-hypergeometric = _GLOBAL.hypergeometric
-laplace = _GLOBAL.laplace
-logistic = _GLOBAL.logistic
-lognormal = _GLOBAL.lognormal
-logseries = _GLOBAL.logseries
-multinomial = _GLOBAL.multinomial
-multivariate_normal = _GLOBAL.multivariate_normal
-negative_binomial = _GLOBAL.negative_binomial
-noncentral_chisquare = _GLOBAL.noncentral_chisquare
-noncentral_f = _GLOBAL.noncentral_f
-normal = _GLOBAL.normal
-pareto = _GLOBAL.pareto
-permutation = _GLOBAL.permutation
-poisson = _GLOBAL.poisson
-power = _GLOBAL.power
-rand = _GLOBAL.rand
-randint = _GLOBAL.randint
-randn = _GLOBAL.randn
-random = _GLOBAL.random
-random_integers = _GLOBAL.random_integers
-random_sample = _GLOBAL.random_sample
+
+def _module_function(method: str, name: str | None = None) -> Any:
+    """``numpy.random.<name>``: the method ``method`` of fnp.random's one RandomState."""
+    bound = getattr(_GLOBAL, method)
+
+    def function(*args, **kwargs):
+        return bound(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name or method
+    function.__doc__ = getattr(RandomState, method).__doc__
+    sig = inspect.signature(getattr(RandomState, method))
+    function.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    function.__code__ = _generated(function.__code__)
+    return function
+
+
+seed = _module_function("seed")
+get_state = _module_function("get_state")
+set_state = _module_function("set_state")
+shuffle = _module_function("shuffle")
+beta = _module_function("beta")
+binomial = _module_function("binomial")
+bytes = _module_function("bytes")
+chisquare = _module_function("chisquare")
+choice = _module_function("choice")
+dirichlet = _module_function("dirichlet")
+exponential = _module_function("exponential")
+f = _module_function("f")
+gamma = _module_function("gamma")
+geometric = _module_function("geometric")
+gumbel = _module_function("gumbel")
+hypergeometric = _module_function("hypergeometric")
+laplace = _module_function("laplace")
+logistic = _module_function("logistic")
+lognormal = _module_function("lognormal")
+logseries = _module_function("logseries")
+multinomial = _module_function("multinomial")
+multivariate_normal = _module_function("multivariate_normal")
+negative_binomial = _module_function("negative_binomial")
+noncentral_chisquare = _module_function("noncentral_chisquare")
+noncentral_f = _module_function("noncentral_f")
+normal = _module_function("normal")
+pareto = _module_function("pareto")
+permutation = _module_function("permutation")
+poisson = _module_function("poisson")
+power = _module_function("power")
+rand = _module_function("rand")
+randint = _module_function("randint")
+randn = _module_function("randn")
+random = _module_function("random")
+random_integers = _module_function("random_integers")
+random_sample = _module_function("random_sample")
 ranf = sample = _GLOBAL.random_sample
-rayleigh = _GLOBAL.rayleigh
-standard_cauchy = _GLOBAL.standard_cauchy
-standard_exponential = _GLOBAL.standard_exponential
-standard_gamma = _GLOBAL.standard_gamma
-standard_normal = _GLOBAL.standard_normal
-standard_t = _GLOBAL.standard_t
-triangular = _GLOBAL.triangular
-uniform = _GLOBAL.uniform
-vonmises = _GLOBAL.vonmises
-wald = _GLOBAL.wald
-weibull = _GLOBAL.weibull
-zipf = _GLOBAL.zipf
+rayleigh = _module_function("rayleigh")
+standard_cauchy = _module_function("standard_cauchy")
+standard_exponential = _module_function("standard_exponential")
+standard_gamma = _module_function("standard_gamma")
+standard_normal = _module_function("standard_normal")
+standard_t = _module_function("standard_t")
+triangular = _module_function("triangular")
+uniform = _module_function("uniform")
+vonmises = _module_function("vonmises")
+wald = _module_function("wald")
+weibull = _module_function("weibull")
+zipf = _module_function("zipf")
 
 
 __all__ = [
     "MT19937",
     "PCG64",
     "PCG64DXSM",
-    "SFC64",
-    "BitGenerator",
     "Generator",
     "Philox",
     "RandomState",
