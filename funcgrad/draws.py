@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import random as _pyrandom
 import sys
+import tempfile
 import threading
 import types
 import weakref
@@ -160,8 +161,15 @@ class _Patches:
 
 
 _PATCHES = _Patches()
-_ENTROPY_CODE = _pyrandom.SystemRandom.getrandbits.__code__
 _PY_RNG = _pyrandom.Random
+# Python functions that read the OS's entropy: SystemRandom's (and so the secrets
+# module's, and NumPy's, which takes a seed from secrets.randbits when given none).
+_ENTROPY_CODES = frozenset(getattr(_pyrandom.SystemRandom, n).__code__
+                           for n in ("random", "getrandbits", "randbytes")
+                           if hasattr(_pyrandom.SystemRandom, n))
+_RANDOM_FILE = _pyrandom.__file__
+# The standard library's own use of a private generator: temporary file names.
+_NOT_DRAWS = frozenset({tempfile.__file__})
 
 
 def _profile(frame: Any, event: str, arg: Any) -> None:
@@ -169,13 +177,20 @@ def _profile(frame: Any, event: str, arg: Any) -> None:
     if event == "c_call":
         owner = getattr(arg, "__self__", None)
         if isinstance(owner, _PY_RNG) and current_tape() is not None:
+            user = frame
+            while user is not None and user.f_code.co_filename == _RANDOM_FILE:
+                user = user.f_back  # random.choice and friends: their caller
+            if user is not None and user.f_code.co_filename in _NOT_DRAWS:
+                return
             what = ("random." + arg.__name__ + " (Python's random module)"
                     if owner is _pyrandom._inst else
                     f"a {type(owner).__name__} of Python's random module (its "
                     f"{arg.__name__})")
-            _seen(what, f"{frame.f_code.co_filename.rpartition('/')[2]}:{frame.f_lineno}")
-    elif event == "call" and frame.f_code is _ENTROPY_CODE and current_tape() is not None:
-        _seen("a NumPy generator made without a seed (it took the OS's entropy)", caller())
+            where = user if user is not None else frame
+            _seen(what, f"{where.f_code.co_filename.rpartition('/')[2]}:{where.f_lineno}")
+    elif event == "call" and frame.f_code in _ENTROPY_CODES and current_tape() is not None:
+        _seen("the OS's entropy (secrets, random.SystemRandom, or a NumPy generator made "
+              "without a seed)", caller())
 
 
 class RandomWatch:

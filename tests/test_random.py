@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import random
+import secrets
+import tempfile
 import threading
 
 import numpy as np
@@ -109,6 +111,9 @@ def test_scalars_shuffle_state_and_seeds_as_numpy():
     kids = fnp.random.default_rng(0).spawn(2)
     assert _same(kids[1].random(2), np.random.default_rng(0).spawn(2)[1].random(2))
     assert fg.random is fnp.random
+    import funcgrad.random
+
+    assert funcgrad.random is fnp.random
 
 
 def test_a_generator_pickles_with_its_state():
@@ -438,6 +443,8 @@ REFUSED = {
                                        "numpy.random.default_rng"),
     "an unseeded RandomState inside": (lambda x: x * np.random.RandomState().rand(3),
                                        "without a seed"),
+    "secrets": (lambda x: x * secrets.randbelow(5), "entropy"),
+    "random.SystemRandom": (lambda x: x * random.SystemRandom().random(), "SystemRandom"),
     "an unseeded Generator(PCG64()) inside": (
         lambda x: x * np.random.Generator(np.random.PCG64()).random(3), "without a seed"),
     "Python's random": (lambda x: x * random.random(), "random.random"),
@@ -457,6 +464,14 @@ def test_other_generators_under_a_trace_are_refused_by_name(case):
     with pytest.raises(fg.ReplayError, match="fnp.random") as info:
         f(*args)
     assert name in str(info.value)
+
+
+def test_temporary_file_names_are_no_draws(tmp_path):
+    def f(x):
+        with tempfile.NamedTemporaryFile(dir=tmp_path):  # tempfile's own Random
+            return x * 2
+
+    assert (fg.replay(f)(X1) == 2).all()
 
 
 def test_with_fallback_they_run_eagerly_instead():
