@@ -64,6 +64,8 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
         targs = (slot[1] if slot is not None and slot[0]() is tape else owner, *targs)
         if rest and rest[0] == "shuffle" and len(rest) > 2:
             tape._check_target(rest[2], "random.shuffle")
+    if kwargs.get("out") is not None:  # random(out=a), standard_normal(out=a)...
+        tape._check_target(kwargs["out"], name)
     rkw, tkw = _split_kw(kwargs, tape) if kwargs else ({}, None)
     value = fn(*raws, **rkw)
     if kind == "new":  # a generator made under the trace: a value of the plan

@@ -222,6 +222,18 @@ def test_a_negative_scale_is_refused_as_numpy_refuses_it():
         fg.grad(lambda m: fnp.sum(fnp.random.default_rng(0).normal(m, -1.0, size=2)))(0.0)
     with pytest.raises(ValueError):
         fnp.random.default_rng(0).normal(0.0, -1.0)
+    # replayed: the check is a step, so a later call with a negative scale is refused too
+    f = fg.replay(fg.grad(lambda s: fnp.sum(fnp.random.default_rng(0).normal(0.0, s, size=2))))
+    f(np.float64(1.0))
+    with pytest.raises(ValueError, match="scale < 0"):
+        f(np.float64(-1.0))
+
+
+def test_a_list_holding_nodes_is_a_parameter_array():
+    g = fg.grad(lambda m: fnp.sum(fnp.random.default_rng(0).normal([m, 2 * m], 1.0)))(1.0)
+    assert g == 3.0
+    value, _ = fg.vjp(lambda m: fnp.random.default_rng(0).normal([m, 2 * m], 1.0), 1.0)
+    assert (value == np.random.default_rng(0).normal([1.0, 2.0], 1.0)).all()
 
 
 # -- replay: every call draws anew, as eager draws --------------------------------------

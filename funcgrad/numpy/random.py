@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy
 
-from ..backend import NUMPY_TYPES, device_of, to_device
+from ..backend import NUMPY_TYPES, device_of, is_lazy, namespace, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
-from ..node import value_of
+from ..node import Node, value_of
 from ..primitive import _FOREIGN, holds_node, translated
 
 # NumPy's seeds and bit generators, as they are: they hold no draws of their own.
@@ -137,15 +137,14 @@ def _spawn(owner: Any, n: int) -> list:
 # -- parameters: Nodes, devices ------------------------------------------------------
 
 
-def _simple(args: tuple, kwargs: dict) -> bool:
-    """Whether every argument is NumPy data or a plain value (the fast path)."""
+def _simple(args: Any, kwargs: dict | None = None) -> bool:
+    """Whether every argument is NumPy data or a plain value, lists and tuples of them
+    included (the fast path: NumPy's own call)."""
     for a in args:
-        if type(a) not in NUMPY_TYPES:
+        t = type(a)
+        if t not in NUMPY_TYPES or (t is list or t is tuple) and not _simple(a):
             return False
-    for a in kwargs.values():
-        if type(a) not in NUMPY_TYPES:
-            return False
-    return True
+    return kwargs is None or _simple(kwargs.values())
 
 
 def _device(values: Any, like: Any) -> str | None:
@@ -176,8 +175,19 @@ def _shape(size: Any, *params: Any) -> tuple:
 
 
 def _check_nonnegative(name: str, param: str, v: Any) -> None:
+    """NumPy's check of a scale, kept where a rule draws with scale 1 instead (under a
+    trace, a step: a replayed call checks its own value)."""
     v = value_of(v)
-    if type(v) in NUMPY_TYPES and numpy.any(numpy.asarray(v) < 0):
+    if isinstance(v, (int, float)):
+        if v < 0:
+            raise FuncgradValueError(f"fnp.random.{name}: {param} < 0")
+        return
+    _call("draw", _nonnegative, (v, name, param), {}, f"random.{name} ({param} >= 0)")
+
+
+def _nonnegative(v: Any, name: str, param: str) -> None:
+    xp = namespace(v)
+    if not is_lazy(xp) and bool(xp.any(v < 0)):
         raise FuncgradValueError(f"fnp.random.{name}: {param} < 0")
 
 
@@ -346,6 +356,11 @@ def _sample(owner: Any, name: str, args: tuple, kwargs: dict, like: Any) -> Any:
         for k in nodes:
             if rule is None or k not in rule.params:
                 raise _not_differentiable(owner, name, k)
+        from .creation import asarray
+
+        for k in nodes:  # a list holding Nodes is one array, as NumPy takes lists
+            if type(bound[k]) is not Node:
+                bound[k] = asarray(bound[k])
         return rule(owner, name, bound, device)
     args = tuple(_to_host(a) for a in args)
     kwargs = {k: _to_host(v) for k, v in kwargs.items()}
