@@ -19,6 +19,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -521,3 +523,43 @@ def test_another_thread_drawing_from_numpys_global_generator_is_no_draw_of_the_t
     finally:
         stop.set()
         thread.join()
+
+
+# -- differential: random programs of draws, replayed against eager ----------------------
+
+OPS = {
+    "normal": lambda r, x: r.normal(x, 2.0, size=3),
+    "normal_const": lambda r, x: x * r.normal(1.0, 0.5, size=3),
+    "uniform": lambda r, x: r.uniform(x, x + 1.0),
+    "exponential": lambda r, x: r.exponential(fnp.exp(x)),
+    "laplace": lambda r, x: r.laplace(x, 1.5),
+    "integers": lambda r, x: x * r.integers(0, 3, size=3),
+    "choice": lambda r, x: r.choice(x, 3),
+    "permutation": lambda r, x: r.permutation(x),
+    "dead": lambda r, x: (r.random(2), x)[1],
+    "scalar": lambda r, x: x * r.standard_normal(),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=5),
+       seed=st.integers(0, 2**32 - 1), inside=st.booleans())
+def test_replayed_programs_of_draws_are_eager_bit_for_bit(ops, seed, inside):
+    def make():
+        held = fnp.random.default_rng(seed)
+
+        def loss(x):
+            rng = fnp.random.default_rng(seed) if inside else held
+            total = 0.0
+            for op in ops:
+                total = total + fnp.sum(OPS[op](rng, x) * np.array([1.0, -2.0, 0.5]))
+            return total
+
+        return fg.value_and_grad(loss)
+
+    x = np.array([0.3, -0.7, 1.1])
+    eager, replayed = make(), fg.replay(make())
+    for _ in range(3):
+        (v1, g1), (v2, g2) = eager(x), replayed(x)
+        assert v1 == v2 and (g1 == g2).all()
+    assert replayed.stats.hits == 2
