@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import functools
+import itertools
 import random as _pyrandom
 import sys
 import tempfile
@@ -263,6 +264,7 @@ def _freeze(state: Any) -> Any:
 _RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, _PY_RNG)
 _LEAVES = (numpy.ndarray, numpy.generic, str, bytes, int, float, complex, bool, type(None),
            type, types.ModuleType, fnp_random._Drawing)
+_ITEMS = 1000  # items looked at in one container (a data set in a closure is not walked)
 _OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
                    "funcgrad.forward", "funcgrad.nn", "funcgrad.replay"})
 
@@ -283,11 +285,11 @@ def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:
         found[id(owner)] = owner
         return
     if isinstance(obj, (list, tuple, set, frozenset)):
-        for o in obj:
+        for o in itertools.islice(obj, _ITEMS):
             _collect(o, found, depth + 1, visited)
         return
     if isinstance(obj, dict):
-        for o in obj.values():
+        for o in itertools.islice(obj.values(), _ITEMS):
             _collect(o, found, depth + 1, visited)
         return
     if isinstance(obj, functools.partial):
