@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy
 
+from .errors import ReplayError
 from .numpy import random as fnp_random
 from .tracer import CALL, EFFECT, Slot, _emit, _is_array, _split, _split_kw, caller, current_tape
 
@@ -53,8 +54,16 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
     tape = current_tape()
     if tape is None:
         return fn(*args, **kwargs)
-    if kind == "read":
-        tape.escape(f"{name} (the state of a fnp.random generator read into Python)")
+    if kind == "read":  # a generator's state read, or shared with one the plan cannot see
+        where = caller()
+        if not tape.fallback:
+            raise ReplayError(
+                f"fg.replay: {name} at {where} reads a generator's state into Python, or "
+                "shares it with a NumPy generator, while the function is traced: a plan "
+                "cannot follow either. Make generators with fnp.random.default_rng(seed) "
+                "(inside the function or outside it), or pass fallback=True to fg.replay "
+                "to run such calls eagerly")
+        tape.tainted = tape.tainted or f"{name} at {where}"
         return fn(*args, **kwargs)
     owner = args[0] if args and isinstance(args[0], fnp_random._Drawing) else None
     rest = args[1:] if owner is not None else args

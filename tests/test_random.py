@@ -387,6 +387,12 @@ def test_reading_a_generators_state_under_trace_is_refused():
     rng = fnp.random.RandomState(0)
     with pytest.raises(fg.ReplayError, match="get_state"):
         fg.replay(lambda x: x * rng.get_state()[2])(np.ones(1))
+    bits = fnp.random.PCG64(0)
+    with pytest.raises(fg.ReplayError, match="default_rng"):
+        fg.replay(lambda x: x * fnp.random.Generator(bits).random())(np.ones(1))
+    f = fg.replay(lambda x: x * fnp.random.Generator(bits).random(), fallback=True)
+    a, b = f(np.ones(1)), f(np.ones(1))
+    assert a != b and f.stats.eager == 1
 
 
 # -- devices -------------------------------------------------------------------------
