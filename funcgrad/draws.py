@@ -208,15 +208,17 @@ def _profile(frame: Any, event: str, arg: Any) -> None:
 class RandomWatch:
     """While a trace runs: the draws from generators other than fnp.random's.
 
-    ``start(fun, leaves)`` before the trace, ``stop()`` after it (in the same
-    thread); ``stop`` returns a description of the first draw seen, or None.
+    Made with the function and what it is called with (``(args, kwargs)``: the
+    generators held there are compared before and after); ``start()`` before
+    the trace, ``stop()`` after it, in the same thread: ``stop`` returns a
+    description of the first draw seen, or None.
     """
 
-    def __init__(self, fun: Any, leaves: Any):
+    def __init__(self, fun: Any, arguments: Any = ()):
         found: dict[int, Any] = {}
-        for leaf in leaves or ():
-            _collect(leaf, found, 0, set())
-        _collect(fun, found, 0, set())
+        visited: set = set()
+        _collect(arguments, found, 0, visited)
+        _collect(fun, found, 0, visited)
         self.held = [(g, _state(g)) for g in found.values()]
         self.profiled = False
         self.outer: Any = None

@@ -184,7 +184,7 @@ class Replayed:
             dynamic = _dynamic_mask(leaves)
             wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
             traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
-        rng_watch = RandomWatch(self.fun, leaves if treedef is not None else ())
+        rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
         watch_token = _HOOK_WATCH.set(watch)
         moved = None
