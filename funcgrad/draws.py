@@ -11,14 +11,14 @@ Two halves:
   into Python is refused.
 - **Every other generator is refused** (:class:`RandomWatch`): NumPy's
   (global, or a ``Generator``/``RandomState`` held anywhere the function can
-  reach, or made inside it) and Python's ``random``.  The watch is about the
-  tracing thread's own draws: NumPy's module functions are looked up through
-  wrappers that know which thread traces; Python's generators are seen by a
-  profile function of the tracing thread alone (their methods are C
-  functions, which a profiler sees called); a NumPy generator made without a
-  seed is seen taking the OS's entropy; a NumPy generator held by the
-  function is compared before and after.  Another thread drawing from NumPy's
-  global generator (a data loader) is no draw of the trace.
+  reach, or made inside it without a seed) and Python's ``random``.  The watch
+  is about the tracing thread's own draws: while a trace runs, NumPy's module
+  functions, the OS entropy NumPy seeds a generator with when it has no seed,
+  Python's ``random`` functions and the methods every ``random.Random`` draws
+  through are wrappers that note a call made under a trace -- a trace is
+  context-local, so another thread's calls pass unnoted.  A NumPy generator
+  the function holds is compared before and after.  Another thread drawing
+  from NumPy's global generator (a data loader) is no draw of the trace.
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> rng = fnp.random.default_rng(0)
@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import random as _pyrandom
+import secrets
 import sys
 import tempfile
 import threading
@@ -107,102 +109,136 @@ def _seen(what: str, where: str) -> None:
         seen.append((what, where))
 
 
-def _numpy_module_functions() -> dict:
-    """The draws of NumPy's global generator, by module and name (bound methods of it)."""
-    found = {}
-    for module in (numpy.random, numpy.random.mtrand):
-        for name in getattr(module, "__all__", ()):
-            value = getattr(module, name, None)
-            if callable(value) and not isinstance(value, type):
-                found[(module, name)] = value
-    return found
+def _where() -> str | None:
+    """``file:line`` of the code that drew: the first frame outside funcgrad and Python's
+    random and secrets modules; None when it is the standard library's own temporary
+    file names (tempfile's private generator), which are no draws of the function."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name in _NOT_DRAWS:
+            return None
+        if not (name.startswith((_HERE, "<funcgrad")) or name in _LIBRARY):
+            return f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
 
 
-def _python_module_functions() -> dict:
-    glob = _pyrandom._inst
-    return {(_pyrandom, n): getattr(_pyrandom, n) for n in dir(_pyrandom)
-            if getattr(getattr(_pyrandom, n), "__self__", None) is glob}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LIBRARY = frozenset({_pyrandom.__file__, secrets.__file__})
+_NOT_DRAWS = frozenset({tempfile.__file__})
 
 
-def _wrapper(original: Any, what: str) -> Any:
+def _wrapper(original: Any, what: str, method: bool = False) -> Any:
+    """``original``, noting a call made under a trace (``method``: a generator class's
+    method, named by its instance)."""
+
     @functools.wraps(original)
     def draw(*args, **kwargs):
         if current_tape() is not None:
-            _seen(what, caller())
+            where = _where()
+            if where is not None:
+                if method:
+                    owner = args[0] if args else None
+                    name = ("Python's random module" if owner is _pyrandom._inst else
+                            f"a {type(owner).__name__} of Python's random module")
+                    _seen(f"{name} (its {original.__name__})", where)
+                else:
+                    _seen(what, where)
         return original(*args, **kwargs)
 
     draw._funcgrad_original = original
+    draw.__funcgrad_what__ = what
     return draw
 
 
+def _targets() -> dict:
+    """What the watch swaps while a trace runs: ``(owner, name) -> (function, what)``.
+
+    NumPy's module functions (the global generator's draws, ``seed``,
+    ``default_rng``), the OS entropy NumPy seeds unseeded generators with, and
+    Python's ``random``: the module's functions (bound methods of its hidden
+    instance) and the methods every ``random.Random`` draws through.
+    """
+    found = {}
+    for module in (numpy.random, numpy.random.mtrand):
+        for name in getattr(module, "__all__", ()):
+            fn = getattr(module, name, None)
+            if callable(fn) and not isinstance(fn, type):
+                found[(module, name)] = (fn, f"numpy.random.{name} (NumPy's global generator)"
+                                         if name != "default_rng" else
+                                         "numpy.random.default_rng (a NumPy Generator)")
+    bits = numpy.random.bit_generator
+    if callable(getattr(bits, "randbits", None)):  # NumPy: SeedSequence() with no entropy
+        found[(bits, "randbits")] = (bits.randbits, ("the OS's entropy (a NumPy generator "
+                                     "made without a seed)"))
+    for name in ("randbits", "randbelow", "choice"):
+        if callable(getattr(secrets, name, None)):
+            found[(secrets, name)] = (getattr(secrets, name), (f"secrets.{name} (the OS's "
+                                      "entropy)"))
+    glob = _pyrandom._inst
+    for name in dir(_pyrandom):
+        fn = getattr(_pyrandom, name)
+        if getattr(fn, "__self__", None) is glob:
+            found[(_pyrandom, name)] = (fn, f"random.{name} (Python's random module)")
+    for cls, names in ((_pyrandom.Random, ("random", "getrandbits", "seed", "setstate")),
+                       (_pyrandom.SystemRandom, ("random", "getrandbits"))):
+        for name in names:
+            found[(cls, name)] = (getattr(cls, name), None)
+    return found
+
+
 class _Patches:
-    """Module functions swapped for thread-aware wrappers while any trace runs."""
+    """Functions swapped for thread-aware wrappers while any trace runs.
+
+    The wrappers are made once (a function replaced since, by a mock, gets one of
+    its own): swapping them in and out is some hundred ``setattr`` calls.
+    """
 
     def __init__(self):
         self.lock = threading.Lock()
         self.active = 0
-        self.saved: dict = {}
+        self.saved: list = []
+        self.wrappers: dict = {}  # (owner, name) -> (original, wrapper)
 
     def enter(self) -> None:
         with self.lock:
             self.active += 1
             if self.active > 1:
                 return
-            found = {}
-            for (module, name), fn in _numpy_module_functions().items():
-                found[(module, name)] = (fn, f"numpy.random.{name} (NumPy's global generator)"
-                                         if name != "default_rng" else
-                                         "numpy.random.default_rng (a NumPy Generator)")
-            for (module, name), fn in _python_module_functions().items():
-                found[(module, name)] = (fn, f"random.{name} (Python's random module)")
-            for (module, name), (fn, what) in found.items():
-                if getattr(fn, "_funcgrad_original", None) is not None:
-                    continue
-                self.saved[(module, name)] = fn
-                setattr(module, name, _wrapper(fn, what))
+            if not self.wrappers:
+                self.wrappers = {key: (fn, _wrapper(fn, what, isinstance(key[0], type)))
+                                 for key, (fn, what) in _targets().items()}
+            for (owner, name), (fn, wrapper) in self.wrappers.items():
+                own = owner.__dict__.get(name)  # None: a class's inherited method
+                current = getattr(owner, name, None) if own is None else own
+                if current is not fn:  # ours already (another trace), or replaced since
+                    if current is None or current is wrapper or hasattr(
+                            current, "_funcgrad_original"):
+                        continue
+                    # replaced since (a test's mock): watched too
+                    wrapper = _wrapper(current, wrapper.__funcgrad_what__,
+                                       isinstance(owner, type))
+                    self.wrappers[(owner, name)] = (current, wrapper)
+                self.saved.append((owner, name, own, wrapper))
+                setattr(owner, name, wrapper)
 
     def exit(self) -> None:
         with self.lock:
             self.active -= 1
             if self.active:
                 return
-            for (module, name), fn in self.saved.items():
-                if getattr(getattr(module, name, None), "_funcgrad_original", None) is fn:
-                    setattr(module, name, fn)
+            for owner, name, own, wrapper in self.saved:
+                if owner.__dict__.get(name) is wrapper:  # unless replaced meanwhile
+                    if own is None:
+                        delattr(owner, name)  # the inherited method shows again
+                    else:
+                        setattr(owner, name, own)
             self.saved.clear()
 
 
 _PATCHES = _Patches()
 _PY_RNG = _pyrandom.Random
-# Python functions that read the OS's entropy: SystemRandom's (and so the secrets
-# module's, and NumPy's, which takes a seed from secrets.randbits when given none).
-_ENTROPY_CODES = frozenset(getattr(_pyrandom.SystemRandom, n).__code__
-                           for n in ("random", "getrandbits", "randbytes")
-                           if hasattr(_pyrandom.SystemRandom, n))
-_RANDOM_FILE = _pyrandom.__file__
-# The standard library's own use of a private generator: temporary file names.
-_NOT_DRAWS = frozenset({tempfile.__file__})
-
-
-def _profile(frame: Any, event: str, arg: Any) -> None:
-    """The tracing thread's profile function: Python's generators, and OS entropy."""
-    if event == "c_call":
-        owner = getattr(arg, "__self__", None)
-        if isinstance(owner, _PY_RNG) and current_tape() is not None:
-            user = frame
-            while user is not None and user.f_code.co_filename == _RANDOM_FILE:
-                user = user.f_back  # random.choice and friends: their caller
-            if user is not None and user.f_code.co_filename in _NOT_DRAWS:
-                return
-            what = ("random." + arg.__name__ + " (Python's random module)"
-                    if owner is _pyrandom._inst else
-                    f"a {type(owner).__name__} of Python's random module (its "
-                    f"{arg.__name__})")
-            where = user if user is not None else frame
-            _seen(what, f"{where.f_code.co_filename.rpartition('/')[2]}:{where.f_lineno}")
-    elif event == "call" and frame.f_code in _ENTROPY_CODES and current_tape() is not None:
-        _seen("the OS's entropy (secrets, random.SystemRandom, or a NumPy generator made "
-              "without a seed)", caller())
 
 
 class RandomWatch:
@@ -220,28 +256,20 @@ class RandomWatch:
         _collect(arguments, found, 0, visited)
         _collect(fun, found, 0, visited)
         self.held = [(g, _state(g)) for g in found.values()]
-        self.profiled = False
         self.outer: Any = None
 
     def start(self) -> None:
         self.outer = getattr(_WATCHED, "seen", None)
         _WATCHED.seen = []
         _PATCHES.enter()
-        if sys.getprofile() is None:  # another profiler (cProfile) is left alone
-            sys.setprofile(_profile)
-            self.profiled = True
 
     def stop(self) -> str | None:
-        if self.profiled and sys.getprofile() is _profile:
-            sys.setprofile(None)
         _PATCHES.exit()
         seen, _WATCHED.seen = _WATCHED.seen, self.outer
         if seen:
             what, where = seen[0]
             return f"{what} at {where}"
         for g, before in self.held:
-            if isinstance(g, _PY_RNG) and self.profiled:
-                continue  # seen by the profile function
             if _state(g) != before:
                 return _name(g)
         return None
