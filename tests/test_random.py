@@ -451,6 +451,13 @@ def _pre_bound():
     return lambda x: x * randn(3)
 
 
+def _pre_bound_python():
+    from random import gauss
+    from random import random as draw
+
+    return lambda x: x * draw(), lambda x: x * gauss(0.0, 1.0)
+
+
 REFUSED = {
     "numpy global": (lambda x: x * np.random.randn(3), "numpy.random.randn"),
     "numpy global seed": (lambda x: (np.random.seed(0), x * 1)[1], "numpy.random.seed"),
@@ -459,6 +466,8 @@ REFUSED = {
     "self.rng, a NumPy RandomState": (_Holder().draw, "a NumPy RandomState"),
     "an argument": ("arg", "a NumPy Generator"),
     "a name bound before": (_pre_bound(), "numpy.random"),
+    "a Python name bound before": (_pre_bound_python()[0], "Python's random module"),
+    "a Python method bound before": (_pre_bound_python()[1], "Python's random module"),
     "an unseeded default_rng inside": (lambda x: x * np.random.default_rng().random(3),
                                        "numpy.random.default_rng"),
     "an unseeded RandomState inside": (lambda x: x * np.random.RandomState().rand(3),
@@ -504,6 +513,8 @@ def test_draws_outside_traces_are_untouched():
     before = np.random.randn
     fg.replay(lambda x: x * 2)(X1)
     assert np.random.randn == before and random.random == random._inst.random
+    assert "random" not in random.Random.__dict__  # the C method shows again
+    assert random.Random.seed.__module__ == "random"
 
 
 def test_another_thread_drawing_from_numpys_global_generator_is_no_draw_of_the_trace():
