@@ -411,6 +411,14 @@ def test_draws_on_the_standin_device_are_numpys_numbers_moved(standin):
     assert (standin.get(k) == np.random.default_rng(3).poisson([1.0, 4.0])).all()
     g = fg.grad(lambda m: fnp.sum(fnp.random.default_rng(3).normal(m, 2.0)))(loc)
     assert fg.device_of(g) == standin.DEVICE and (standin.get(g) == 1).all()
+    cov = standin.put([[2.0, 0.3], [0.3, 1.0]])
+    mean = standin.put([0.5, -1.0])
+    m, _ = fg.vjp(lambda m: fnp.random.default_rng(3).multivariate_normal(m, cov, size=2), mean)
+    assert fg.device_of(m) == standin.DEVICE
+    expected = np.random.default_rng(3).multivariate_normal([0.5, -1.0], standin.get(cov), 2)
+    assert (standin.get(m) == expected).all()
+    s, _ = fg.vjp(lambda s: fnp.random.default_rng(3).gamma(standin.put([2.0, 3.0]), s), loc[:2])
+    assert (standin.get(s) == np.random.default_rng(3).gamma([2.0, 3.0], [0.5, 1.0])).all()
     f = fg.replay(lambda m: m * fnp.random.default_rng(3).random(3, like=m))
     for _ in range(2):
         assert (standin.get(f(loc)) == standin.get(loc) * np.random.default_rng(3).random(3)).all()

@@ -252,7 +252,8 @@ def _gamma(owner, name, b, device):
     k, scale = b["shape"], b.get("scale", 1.0)
     _check_nonnegative(name, "scale", scale)
     shape = _shape(b.get("size"), k, scale)
-    return multiply(scale, _raw(owner, "standard_gamma", device, (k,), {"size": shape}))
+    return multiply(scale, _raw(owner, "standard_gamma", device, (_to_host(k),),
+                                {"size": shape}))
 
 
 _gamma.params = frozenset({"scale"})
@@ -262,9 +263,9 @@ def _mvn(owner, name, b, device):
     from .elementwise import add
 
     mean = b["mean"]
-    rest = {k: v for k, v in b.items() if k not in ("mean", "cov")}
+    rest = {k: _to_host(v) for k, v in b.items() if k not in ("mean", "cov")}
     zero = numpy.zeros(numpy.shape(value_of(mean)))
-    return add(mean, _raw(owner, name, device, (zero, b["cov"]), rest))
+    return add(mean, _raw(owner, name, device, (zero, _to_host(b["cov"])), rest))
 
 
 _mvn.params = frozenset({"mean"})
@@ -275,7 +276,7 @@ def _choice(owner, name, b, device):
 
     a = b["a"]
     axis = b.get("axis", 0)
-    rest = {k: v for k, v in b.items() if k not in ("a", "axis")}
+    rest = {k: _to_host(v) for k, v in b.items() if k not in ("a", "axis")}
     if numpy.ndim(value_of(a)) == 0:
         raise FuncgradValueError("fnp.random.choice: a must be 1-dimensional or an integer")
     n = numpy.shape(value_of(a))[axis]
