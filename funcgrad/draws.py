@@ -71,6 +71,8 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
     rest = args[1:] if owner is not None else args
     raws, targs = _split(rest, tape)
     if owner is not None:
+        if owner is fnp_random._GLOBAL:  # NumPy's global generator, drawn through fnp.random
+            _WATCHED.through_fnp = True
         raws = [owner, *raws]
         slot = owner._slot
         targs = (slot[1] if slot is not None and slot[0]() is tape else owner, *targs)
@@ -261,6 +263,7 @@ class RandomWatch:
     def start(self) -> None:
         self.outer = getattr(_WATCHED, "seen", None)
         _WATCHED.seen = []
+        _WATCHED.through_fnp = False
         _PATCHES.enter()
 
     def stop(self) -> str | None:
@@ -269,7 +272,10 @@ class RandomWatch:
         if seen:
             what, where = seen[0]
             return f"{what} at {where}"
+        through_fnp, _WATCHED.through_fnp = getattr(_WATCHED, "through_fnp", False), False
         for g, before in self.held:
+            if g is numpy.random.mtrand._rand and through_fnp:
+                continue  # moved by fnp.random's own draws (its module functions share it)
             if _state(g) != before:
                 return _name(g)
         return None

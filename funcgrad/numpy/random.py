@@ -655,9 +655,11 @@ for _cls in (Generator, RandomState):
 del Generator._np_template, RandomState._np_template, _cls, _name
 
 
-# -- the legacy module functions: the methods of one RandomState ---------------------
+# -- the legacy module functions: NumPy's global generator's ---------------------------
 
-_GLOBAL = RandomState()
+# NumPy's global RandomState itself: fnp.random.seed(0) is numpy.random.seed(0), and code
+# that seeds one and draws from the other (autograd's, ported) keeps its numbers.
+_GLOBAL = _rebuild(RandomState, numpy.random.mtrand._rand)
 
 
 def _module_function(method: str, name: str | None = None) -> Any:
