@@ -454,7 +454,7 @@ class RandomState(_Drawing):
 
     ``RandomState(seed)`` draws what ``numpy.random.RandomState(seed)`` draws;
     the module's functions (``fnp.random.seed``, ``randn``, ``normal``...) are
-    the methods of one such generator, as NumPy's are.
+    the methods of NumPy's global one (``fnp.random.seed(0)`` is ``numpy.random.seed(0)``).
 
     >>> import numpy, funcgrad.numpy as fnp
     >>> bool((fnp.random.RandomState(0).randn(2, 3)
