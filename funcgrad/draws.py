@@ -99,6 +99,33 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
 
 fnp_random._HOOK[0] = record
 
+_STATEFUL = frozenset({fnp_random._draw, fnp_random._reseed, fnp_random._set_state})
+
+
+def held_generators(entries: list) -> tuple:
+    """The fnp.random generators that the steps of a tape draw from, held from outside
+    (constants of the plan; a generator the plan makes is made afresh at each run)."""
+    found: dict[int, Any] = {}
+    for e in entries:
+        if e[0] == EFFECT and e[1] in _STATEFUL:
+            owner = e[2][0]
+            if isinstance(owner, fnp_random._Drawing):
+                found[id(owner)] = owner
+    return tuple(found.values())
+
+
+def save_generators(held: tuple) -> list:
+    return [g._np.bit_generator.state if isinstance(g, fnp_random.Generator)
+            else g._np.get_state() for g in held]
+
+
+def restore_generators(held: tuple, saved: list) -> None:
+    for g, state in zip(held, saved, strict=True):
+        if isinstance(g, fnp_random.Generator):
+            g._np.bit_generator.state = state
+        else:
+            g._np.set_state(state)
+
 
 # -- every other generator: refused -------------------------------------------------
 
@@ -390,4 +417,4 @@ def _names(code: types.CodeType) -> set:
     return names
 
 
-__all__ = ["RandomWatch", "record"]
+__all__ = ["RandomWatch", "held_generators", "record", "restore_generators", "save_generators"]
