@@ -119,6 +119,18 @@ def save_generators(held: tuple) -> list:
             else g._np.get_state() for g in held]
 
 
+def generator_locks(held: tuple) -> list:
+    """One lock per generator, in one order: a plan drawing from held generators runs
+    holding them, so that a restore never takes back another thread's draws."""
+    with _LOCKS_LOCK:
+        return [_LOCKS.setdefault(g, threading.RLock())
+                for g in sorted(held, key=id)]
+
+
+_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
 def restore_generators(held: tuple, saved: list) -> None:
     for g, state in zip(held, saved, strict=True):
         if isinstance(g, fnp_random.Generator):
@@ -417,4 +429,5 @@ def _names(code: types.CodeType) -> set:
     return names
 
 
-__all__ = ["RandomWatch", "held_generators", "record", "restore_generators", "save_generators"]
+__all__ = ["RandomWatch", "generator_locks", "held_generators", "record", "restore_generators",
+           "save_generators"]

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .draws import held_generators, restore_generators, save_generators
+from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import _dot_str, _short
 from .tracer import EFFECT, GUARD, Slot, Tape
 
@@ -507,19 +507,26 @@ class Plan:
     def _run_drawing(self, inputs: list) -> list:
         """:meth:`run`, the generators it draws from restored if a guard fails (the draws
         made before the guard are drawn again by the plan that runs instead)."""
-        saved = save_generators(self._held)
+        locks = generator_locks(self._held)
+        for lock in locks:
+            lock.acquire()
         try:
-            if self._compiled is not None:
-                return self._compiled(*inputs)
-            if self._steps is None:
-                self._build()
-            e = inputs + self._blank
-            for step in self._steps:
-                step(e)
-            return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
-        except GuardFailed:
-            restore_generators(self._held, saved)
-            raise
+            saved = save_generators(self._held)
+            try:
+                if self._compiled is not None:
+                    return self._compiled(*inputs)
+                if self._steps is None:
+                    self._build()
+                e = inputs + self._blank
+                for step in self._steps:
+                    step(e)
+                return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+            except GuardFailed:
+                restore_generators(self._held, saved)
+                raise
+        finally:
+            for lock in reversed(locks):
+                lock.release()
 
     def compile(self) -> bool:
         """Compile the plan into one straight-line function (locals, no environment list).

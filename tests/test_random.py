@@ -379,6 +379,30 @@ def test_a_branch_on_a_draw_draws_what_eager_draws(legacy, compile_after):
     assert replayed.stats.traces == 2 and replayed.stats.hits == 10
 
 
+def test_threads_sharing_a_generator_use_each_number_once():
+    # Four threads replay one function branching on a draw from a shared generator: every
+    # number of the stream is used by exactly one call (a failed guard gives its draws back).
+    rng = fnp.random.default_rng(5)
+
+    def g(x):
+        u = rng.random()
+        return x + u if u < 0.5 else x - (-u)
+
+    f = fg.replay(g)
+    results: list = []
+
+    def work():
+        for _ in range(25):
+            results.append(float(f(np.float64(0.0))))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == sorted(np.random.default_rng(5).random(100).tolist())
+
+
 def test_a_dead_draw_still_advances_the_generator():
     rng = fnp.random.default_rng(0)
 
