@@ -460,8 +460,13 @@ def _batched_first(args: Any, graphs: Any) -> Callable | None:
             for b in a:
                 if type(b) in _BATCHED and b.level.ordinal > newest:
                     newest, run = b.level.ordinal, _BATCHED[type(b)]
-    if run is None or (graphs and newest < max(g.ordinal for g in graphs)):
+    if run is None:
         return None
+    if graphs:  # graphs still recorded on (a finished graph's Nodes are constants)
+        active = _ACTIVE.get()
+        live = [g.ordinal for g in graphs if g in active]
+        if live and newest < max(live):
+            return None
     return run
 
 
