@@ -155,7 +155,13 @@ class Batched:
         raise _conversion(".tolist()", self)
 
     def __array__(self, dtype=None, copy=None):
-        raise _conversion("numpy.asarray()", self)
+        origin = f" (the result of {self.origin!r})" if self.origin else ""
+        raise BatchedValueError(
+            f"a value batched by fg.vmap{origin} was converted to a NumPy array "
+            "(numpy.asarray, or a NumPy or other library function given it): that code "
+            "sees one array, not one per example; use funcgrad.numpy's functions, which map "
+            "over the batch, or map the code outside vmap"
+        )
 
     def __array_function__(self, func, types, args, kwargs):
         # Raw code (rules, namespaces' own helpers) calling NumPy on a batched value: the

@@ -331,6 +331,13 @@ def test_python_control_flow_on_a_batched_value_raises(read):
     assert issubclass(fg.BatchedValueError, TypeError)
 
 
+def test_a_library_that_reads_a_batched_value_as_an_array_is_refused():
+    with pytest.raises(fg.BatchedValueError, match="converted to a NumPy array"):
+        fg.vmap(lambda x: fnp.random.default_rng(0).normal(loc=x))(X)
+    with pytest.raises(fg.BatchedValueError, match="converted to a NumPy array"):
+        fg.vmap(lambda x: np.asarray(x))(X)
+
+
 def test_the_error_names_the_primitive_that_made_the_value():
     with pytest.raises(fg.BatchedValueError, match=r"float\(\) of a value .*result of 'sum'"):
         fg.vmap(lambda x: float(fnp.sum(x)))(X)
