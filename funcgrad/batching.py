@@ -383,7 +383,14 @@ def _wrap(out: Any, out_axis: Any, level: Level, origin: str | None = None) -> A
         return out
     if type(out) is tuple and type(out_axis) is tuple:
         return tuple(_wrap(o, a, level, origin) for o, a in zip(out, out_axis, strict=True))
-    return batched(out, out_axis, level, origin)
+    nd = len(getattr(out, "shape", ()))
+    if not isinstance(out_axis, int) or not -nd <= out_axis < nd:
+        raise FuncgradValueError(
+            f"the batching rule of {origin!r} returned out_axis {out_axis!r} for a result of "
+            f"shape {tuple(getattr(out, 'shape', ()))}: it must be an axis of the result "
+            "(or None)"
+        )
+    return batched(out, out_axis % nd, level, origin)
 
 
 def example(x: Any, level: Level, b: int) -> Any:

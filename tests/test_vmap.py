@@ -368,6 +368,11 @@ def test_a_primitive_without_a_rule_loops_with_a_warning_and_defbatch_replaces_i
     assert calls == []  # the rule, in fnp, never called the primitive's own function
     with pytest.raises(TypeError, match="primitive"):
         fg.defbatch(lambda x: x, lambda args, axes: None)
+    fg.defbatch(rev, lambda args, axes: (_rev_rule(args[0], axes[0]), -2))  # negative: fine
+    np.testing.assert_allclose(fg.vmap(rev)(X), want)
+    fg.defbatch(rev, lambda args, axes: (_rev_rule(args[0], axes[0]), 2))
+    with pytest.raises(ValueError, match="returned out_axis 2 for a result of shape"):
+        fg.vmap(rev)(X)
 
 
 def _rev_rule(x, axis):
