@@ -25,7 +25,7 @@ from .combinators import (
     value_and_grad,
     vjp,
 )
-from .custom import checkpoint, custom_vjp
+from .custom import checkpoint, custom_jvp, custom_vjp
 from .errors import (
     BackpropError,
     DeviceMismatchError,
@@ -49,6 +49,7 @@ from .node import (
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 from .replay import replay
+from .transforms import elementwise_grad, linearize
 
 __version__ = "0.1.0"
 from . import tree
