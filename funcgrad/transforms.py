@@ -93,9 +93,9 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False):
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> out, f_jvp = fg.linearize(lambda x: fnp.sin(x) * x, numpy.array(0.5))
     >>> f_jvp(numpy.array(1.0))                    # cos(0.5) * 0.5 + sin(0.5)
-    array(0.91817329)
+    array(0.91821682)
     >>> f_jvp(numpy.array(2.0))
-    array(1.83634658)
+    array(1.83643365)
     """
     bp, nodes, treedef, out, aux = _trace(fun, primals, "linearize", has_aux)
     out_leaves, out_def = tree.flatten(out)
