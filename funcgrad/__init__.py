@@ -35,8 +35,8 @@ from .errors import (
     ReplayError,
 )
 from .graph import Graph, trace
-from .implicit import custom_linear_solve, custom_root
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
+from .implicit import custom_linear_solve, custom_root
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,

@@ -209,8 +209,9 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     structure to itself, and may close over traced values (``A``'s entries):
     ``x`` is differentiable in them and in ``b``, to every order, in both
     modes -- a tangent costs one ``solve``, a cotangent one ``transpose_solve``.
-    With ``has_aux``, ``solve`` returns ``(x, aux)`` and so does this call
-    (``aux`` is not differentiated).
+    With ``has_aux``, ``solve`` and ``transpose_solve`` return ``(x, aux)``
+    (diagnostics: an iteration count, a status) and so does this call; ``aux``
+    is not differentiated, and that of the solves in derivatives is dropped.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> def x_of(a, b):
@@ -272,8 +273,8 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
             return tree.unflatten(b_def, _fill(found, xs))
 
         lam = custom_linear_solve(vecmat, tree.unflatten(b_def, gs), fwd_solve, back_solve,
-                                  symmetric)
-        lam = tree.flatten_up_to(b_def, lam)
+                                  symmetric, has_aux)
+        lam = tree.flatten_up_to(b_def, lam[0] if has_aux else lam)
         wanted = [i - nb for i in positions if i >= nb]
         dp = _fill(_vjp_leaves(outs, lam, [pl[j] for j in wanted], bp),
                    [pl[j] for j in wanted])
@@ -296,8 +297,8 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
             return [None] * nb
         rhs = _fill(rhs, xs)
         dx = custom_linear_solve(matvec, tree.unflatten(b_def, rhs), solve, transpose_solve,
-                                 symmetric)
-        return tree.flatten_up_to(b_def, dx)
+                                 symmetric, has_aux)
+        return tree.flatten_up_to(b_def, dx[0] if has_aux else dx)
 
     out = tree.unflatten(b_def, _record(name, inputs, x, vjp, jvp))
     return (out, aux) if has_aux else out

@@ -1,0 +1,177 @@
+"""``scipy.optimize.minimize`` with exact derivatives, and differentiable (layer 7).
+
+:func:`minimize` hands SciPy the gradient, Hessian or Hessian-vector products
+of a funcgrad function -- whichever the method takes -- and makes its answer
+differentiable in the problem's parameters by the implicit function theorem:
+at a minimum ``∇ₓ fun(x*, θ) = 0``, so ``dx* = -H⁻¹ ∂(∇ₓ fun)/∂θ dθ``, through
+:func:`funcgrad.custom_root`.  The optimizer's iterations are never recorded.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> from funcgrad.scipy.optimize import minimize
+>>> def argmin(c):                         # of sum((x - c)^2) + sum(x^4): x + 2x^3 = c
+...     return minimize(lambda x, c: fnp.sum((x - c) ** 2 + x ** 4), numpy.zeros(2), (c,),
+...                     method="BFGS", tol=1e-12).x
+>>> c = numpy.array([3.0, 0.0])
+>>> argmin(c)
+array([1., 0.])
+>>> fg.jacobian(argmin)(c)                 # dx/dc = 1 / (1 + 6x^2)
+array([[0.14285714, 0.        ],
+       [0.        , 1.        ]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+import scipy.optimize
+import scipy.sparse.linalg
+
+from .. import tree
+from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
+from ..errors import FuncgradTypeError, FuncgradValueError
+from ..implicit import _unrecorded, custom_root
+from ..node import Node, value_of
+from ..numpy import reshape
+
+# What each of SciPy's methods takes, besides the function.
+_JAC = {"cg", "bfgs", "l-bfgs-b", "tnc", "slsqp", "newton-cg", "trust-ncg", "trust-krylov",
+        "trust-exact", "dogleg", "trust-constr"}
+_HESSP = {"newton-cg", "trust-ncg", "trust-krylov", "trust-constr"}
+_HESS = {"dogleg", "trust-exact"}
+_DENSE = 256  # up to this many unknowns, the implicit solves form the Hessian
+
+
+def _hessian_solve(hv: Callable, y: Any) -> Any:
+    """``H⁻¹ y``, ``hv`` computing ``H v`` (raw arrays): dense when small, else CG."""
+    n = y.shape[0]
+    if n <= _DENSE:
+        H = numpy.stack([numpy.asarray(hv(e)) for e in numpy.eye(n, dtype=y.dtype)], axis=1)
+        try:
+            return numpy.linalg.solve(H, y)
+        except numpy.linalg.LinAlgError:
+            raise FuncgradValueError(
+                "minimize: the Hessian at the solution is singular, so the solution is not "
+                "a differentiable function of the parameters there"
+            ) from None
+    op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(hv(v)),
+                                            dtype=y.dtype)
+    x, info = scipy.sparse.linalg.cg(op, y, rtol=1e-10, maxiter=10 * n)
+    if info != 0:
+        raise FuncgradValueError(
+            f"minimize: conjugate gradients on the Hessian at the solution did not converge "
+            f"(info={info}): the Hessian may not be positive definite there"
+        )
+    return x
+
+
+class _Flat:
+    """A pytree of arrays as one float64 vector, and back (differentiably)."""
+
+    def __init__(self, x0: Any):
+        leaves, self.treedef = tree.flatten(x0)
+        if not leaves:
+            raise FuncgradValueError("minimize: x0 has no arrays")
+        raw = []
+        for k, v in enumerate(leaves):
+            v = numpy.asarray(value_of(stop_gradient(v)))
+            if v.dtype.kind not in "fiu":
+                raise FuncgradTypeError(
+                    f"minimize: x0 leaf {k} must be real numbers, got dtype {v.dtype}"
+                )
+            raw.append(v)
+        self.shapes = [v.shape for v in raw]
+        self.dtypes = [v.dtype if v.dtype.kind == "f" else numpy.dtype(float) for v in raw]
+        self.bounds = numpy.cumsum([0] + [v.size for v in raw])
+        self.vector = numpy.concatenate([v.ravel() for v in raw]).astype(numpy.float64)
+
+    def unravel(self, v: Any) -> Any:
+        leaves = []
+        for k, (shape, dtype) in enumerate(zip(self.shapes, self.dtypes, strict=True)):
+            part = reshape(v[self.bounds[k]:self.bounds[k + 1]], shape)
+            leaves.append(part if part.dtype == dtype else part.astype(dtype))
+        return tree.unflatten(self.treedef, leaves)
+
+
+def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | None = None,
+             tol: float | None = None, options: dict | None = None, *,
+             callback: Callable | None = None) -> scipy.optimize.OptimizeResult:
+    """``scipy.optimize.minimize`` of a funcgrad function, given its exact derivatives.
+
+    ``fun(x, *args)`` returns a scalar; ``x0`` is an array of any shape or a
+    pytree of arrays (SciPy sees one flat vector).  The method (SciPy's
+    default, BFGS, when None) gets what it takes: the gradient (CG, BFGS,
+    L-BFGS-B, TNC, SLSQP), and Hessian-vector products (Newton-CG,
+    trust-ncg, trust-krylov, trust-constr) or the Hessian (dogleg,
+    trust-exact); Nelder-Mead, Powell and COBYLA take none.  ``tol``,
+    ``options`` and ``callback`` (which receives the flat vector) pass to
+    SciPy.
+
+    Returns SciPy's ``OptimizeResult``, ``x`` in the structure of ``x0``.
+    Called with traced ``args`` (or a ``fun`` that closes over traced
+    values), ``x`` is differentiable in them, to every order, by the implicit
+    function theorem, and so is ``fun``, the value there: the derivative
+    costs a solve with the Hessian at ``x`` (formed when ``x`` has at most 256
+    entries, else by conjugate gradients), never the optimizer's steps.  It
+    is exact at a minimum; so check ``success``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> from funcgrad.scipy.optimize import minimize
+    >>> def rosen(x):
+    ...     return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    >>> res = minimize(rosen, numpy.array([-1.2, 1.0, 0.5]), method="trust-exact")
+    >>> res.success, numpy.allclose(res.x, 1.0)
+    (True, True)
+    """
+    flat = _Flat(x0)
+    name = method.lower() if isinstance(method, str) else method
+    if name is None:
+        name = "bfgs"
+
+    def f_flat(v: Any, *a: Any) -> Any:
+        return fun(flat.unravel(v), *a)
+
+    raw_args = stop_gradient(tuple(args))
+
+    def objective(v):
+        with _unrecorded():
+            value, g = value_and_grad(f_flat)(v, *raw_args)
+        return float(value), numpy.asarray(g, dtype=numpy.float64)
+
+    def plain(v):
+        with _unrecorded():
+            return float(f_flat(v, *raw_args))
+
+    def hess(v):
+        with _unrecorded():
+            return numpy.asarray(hessian(f_flat)(v, *raw_args))
+
+    def hessp(v, p):
+        with _unrecorded():
+            return numpy.asarray(hvp(lambda u: f_flat(u, *raw_args), (v,), (p,)))
+
+    kwargs: dict = {"method": method if method is not None else "BFGS", "tol": tol,
+                    "options": options, "callback": callback}
+    if callable(name) or name in _JAC:
+        kwargs["jac"] = True
+        if name in _HESSP:
+            kwargs["hessp"] = hessp
+        elif name in _HESS:
+            kwargs["hess"] = hess
+        res = scipy.optimize.minimize(objective, flat.vector, **kwargs)
+    else:
+        res = scipy.optimize.minimize(plain, flat.vector, **kwargs)
+    found = numpy.asarray(res.x, dtype=numpy.float64)
+
+    def stationary(v):  # ∇ₓ fun: zero at the minimum, with the traced parameters
+        return grad(f_flat)(v, *args)
+
+    x = custom_root(stationary, found, lambda f, guess: guess, _hessian_solve)
+    res.x = flat.unravel(x)
+    if type(x) is Node:
+        res.fun = f_flat(x, *args)
+    return res
+
+
+__all__ = ["minimize"]
