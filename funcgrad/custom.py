@@ -629,6 +629,11 @@ class custom_jvp:
         for k in made:
             t, pv = tan_leaves[k], value_of(out_leaves[k])
             tv = value_of(t)
+            if tv is not None and not isinstance(tv, (int, float)) and not hasattr(tv, "shape"):
+                raise FuncgradTypeError(
+                    f"custom_jvp {name}: jvp's tangent_out does not match primal_out's "
+                    f"structure: output leaf {k} is an array, its tangent a {type(tv).__name__}"
+                )
             if tv is not None and numpy.shape(tv) != numpy.shape(pv):
                 raise FuncgradValueError(
                     f"custom_jvp {name}: jvp's tangent for output leaf {k} has shape "
