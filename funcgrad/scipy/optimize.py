@@ -135,19 +135,23 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     raw_args = stop_gradient(tuple(args))
 
     def objective(v):
+        v = numpy.asarray(v, dtype=numpy.float64)
         with _unrecorded():
             value, g = value_and_grad(f_flat)(v, *raw_args)
         return float(value), numpy.asarray(g, dtype=numpy.float64)
 
     def plain(v):
+        v = numpy.asarray(v, dtype=numpy.float64)
         with _unrecorded():
             return float(f_flat(v, *raw_args))
 
     def hess(v):
         with _unrecorded():
-            return numpy.asarray(hessian(f_flat)(v, *raw_args))
+            return numpy.asarray(hessian(f_flat)(numpy.asarray(v, dtype=numpy.float64),
+                                                 *raw_args))
 
-    def hessp(v, p):
+    def hessp(v, p):  # (trust-constr may hand over an integer p)
+        v, p = (numpy.asarray(a, dtype=numpy.float64) for a in (v, p))
         with _unrecorded():
             return numpy.asarray(hvp(lambda u: f_flat(u, *raw_args), (v,), (p,)))
 
