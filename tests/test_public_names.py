@@ -30,6 +30,8 @@ FUNCGRAD = {
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
 }
+FUNCGRAD |= {"custom_jvp", "linearize", "elementwise_grad"}  # API.md §3 (issue 18)
+FUNCGRAD |= {"custom_root", "custom_linear_solve"}  # API.md §10 (issue 20)
 
 # API.md §2.
 FNP = {
@@ -53,7 +55,13 @@ LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
+import funcgrad.scipy.optimize  # API.md §10
+import funcgrad.scipy.sparse.linalg
+
 MODULES = [
+    pytest.param(funcgrad.scipy.optimize, {"minimize"}, set(), id="funcgrad.scipy.optimize"),
+    pytest.param(funcgrad.scipy.sparse.linalg, {"cg", "gmres", "bicgstab"}, set(),
+                 id="funcgrad.scipy.sparse.linalg"),
     pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask"}, id="funcgrad"),
     pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),

@@ -179,3 +179,7 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
 
 
 __all__ = ["minimize"]
+
+
+def __dir__() -> list:  # the public names only, not the helpers and imports
+    return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]

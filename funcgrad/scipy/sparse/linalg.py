@@ -190,3 +190,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
 
 
 __all__ = ["bicgstab", "cg", "gmres"]
+
+
+def __dir__() -> list:  # the public names only, not the helpers and imports
+    return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
