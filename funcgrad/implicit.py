@@ -171,7 +171,8 @@ def _fill(found: list, like: list) -> list:
 
 def _like(vs: list, xs: list, what: str) -> list:
     """``vs``, vectors a solver hands to a linear map, checked and cast like ``xs``."""
-    return [v if v is None else check_like(v, x, f"{what} leaf {k}", f"x leaf {k}")
+    return [v if v is None or not hasattr(value_of(x), "shape")
+            else check_like(v, x, f"{what} leaf {k}", f"x leaf {k}")
             for k, (v, x) in enumerate(zip(vs, xs, strict=True))]
 
 
