@@ -145,3 +145,31 @@ def test_import_funcgrad_does_not_import_scipy():
     code = "import sys, funcgrad; assert 'scipy' not in sys.modules, 'scipy imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(
         __import__("pathlib").Path(__file__).resolve().parent.parent))
+
+
+def test_bounds_an_active_bound_holds_its_entry():
+    # min |x - c|^2 over x >= 0: x = max(c, 0); dx/dc = 1 where c > 0, 0 where clipped
+    def argmin(c):
+        return minimize(lambda x, c: fnp.sum((x - c) ** 2 * (1 + x ** 2)), np.ones(3), (c,),
+                        bounds=[(0.0, None)] * 3, tol=1e-14).x
+
+    c = np.array([0.5, -0.7, 2.0])
+    x = argmin(c)
+    np.testing.assert_allclose(x, np.maximum(c, 0.0), atol=1e-8)
+    J = fg.jacobian(argmin)(c)
+    # free entries: x = c exactly, so dx/dc = 1 there
+    np.testing.assert_allclose(J, np.diag([1.0, 0.0, 1.0]), atol=1e-7)
+    np.testing.assert_allclose(fg.jacfwd(argmin)(c), J, atol=1e-12)
+
+
+def test_differentiating_a_constrained_result_is_refused():
+    cons = [{"type": "eq", "fun": lambda x: np.sum(x) - 1.0}]
+
+    def argmin(c):
+        return minimize(lambda x, c: fnp.sum((x - c) ** 2), np.zeros(2), (c,),
+                        constraints=cons).x
+
+    x = argmin(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-6)  # the value is SciPy's
+    with pytest.raises(fg.FuncgradError, match="constraints"):
+        fg.jacobian(argmin)(np.array([1.0, 2.0]))

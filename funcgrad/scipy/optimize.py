@@ -30,10 +30,10 @@ import scipy.sparse.linalg
 
 from .. import tree
 from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
-from ..errors import FuncgradTypeError, FuncgradValueError
+from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..implicit import _unrecorded, custom_root
 from ..node import Node, value_of
-from ..numpy import reshape
+from ..numpy import reshape, where
 
 # What each of SciPy's methods takes, besides the function.
 _JAC = {"cg", "bfgs", "l-bfgs-b", "tnc", "slsqp", "newton-cg", "trust-ncg", "trust-krylov",
@@ -66,6 +66,30 @@ def _hessian_solve(hv: Callable, y: Any) -> Any:
     return x
 
 
+def _general_solve(jv: Callable, y: Any) -> Any:
+    """``J⁻¹ y`` for the (not symmetric) Jacobian of the bounded stationarity conditions."""
+    n = y.shape[0]
+    if n <= _DENSE:
+        return _hessian_solve(jv, y)
+    op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(jv(v)),
+                                            dtype=y.dtype)
+    x, info = scipy.sparse.linalg.gmres(op, y, rtol=1e-10, maxiter=10 * n)
+    if info != 0:
+        raise FuncgradValueError(
+            f"minimize: GMRES on the Jacobian of the bounded problem at the solution did not "
+            f"converge (info={info})"
+        )
+    return x
+
+
+def _refuse_constrained(jv: Callable, y: Any) -> Any:
+    raise FuncgradError(
+        "minimize: a result found with constraints is not differentiable in the parameters "
+        "here (the Lagrange multipliers are not known): reformulate with bounds, or minimize "
+        "a penalized objective"
+    )
+
+
 class _Flat:
     """A pytree of arrays as one float64 vector, and back (differentiably)."""
 
@@ -94,8 +118,35 @@ class _Flat:
         return tree.unflatten(self.treedef, leaves)
 
 
+def _bound_arrays(bounds: Any, n: int) -> tuple:
+    """Lower and upper bounds of the flat vector (±inf where there is none)."""
+    if isinstance(bounds, scipy.optimize.Bounds):
+        lb, ub = bounds.lb, bounds.ub
+    else:
+        pairs = list(bounds)
+        if len(pairs) != n:
+            raise FuncgradValueError(f"minimize: {len(pairs)} bounds for {n} unknowns")
+        lb = [-numpy.inf if lo is None else lo for lo, _ in pairs]
+        ub = [numpy.inf if hi is None else hi for _, hi in pairs]
+    lb = numpy.broadcast_to(numpy.asarray(lb, dtype=numpy.float64), (n,))
+    ub = numpy.broadcast_to(numpy.asarray(ub, dtype=numpy.float64), (n,))
+    return lb, ub
+
+
+def _active(x: Any, bounds: Any) -> tuple:
+    """Which entries of ``x`` sit on a bound, and the bound's value there (else 0)."""
+    lb, ub = _bound_arrays(bounds, x.shape[0])
+    near = 1e-9 * (1.0 + numpy.abs(x))
+    low = numpy.isfinite(lb) & (x <= lb + near)
+    high = numpy.isfinite(ub) & (x >= ub - near) & ~low
+    at = numpy.where(low, numpy.where(numpy.isfinite(lb), lb, 0.0),
+                     numpy.where(high, numpy.where(numpy.isfinite(ub), ub, 0.0), 0.0))
+    return low | high, at
+
+
 def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | None = None,
              tol: float | None = None, options: dict | None = None, *,
+             bounds: Any = None, constraints: Any = (),
              callback: Callable | None = None) -> scipy.optimize.OptimizeResult:
     """``scipy.optimize.minimize`` of a funcgrad function, given its exact derivatives.
 
@@ -105,8 +156,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     L-BFGS-B, TNC, SLSQP), and Hessian-vector products (Newton-CG,
     trust-ncg, trust-krylov, trust-constr) or the Hessian (dogleg,
     trust-exact); Nelder-Mead, Powell and COBYLA take none.  ``tol``,
-    ``options`` and ``callback`` (which receives the flat vector) pass to
-    SciPy.
+    ``options``, ``bounds`` and ``constraints`` (of the flat vector) and
+    ``callback`` (which receives it) pass to SciPy.
 
     Returns SciPy's ``OptimizeResult``, ``x`` in the structure of ``x0``.
     Called with traced ``args`` (or a ``fun`` that closes over traced
@@ -114,7 +165,11 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     function theorem, and so is ``fun``, the value there: the derivative
     costs a solve with the Hessian at ``x`` (formed when ``x`` has at most 256
     entries, else by conjugate gradients), never the optimizer's steps.  It
-    is exact at a minimum; so check ``success``.
+    is exact at a minimum; so check ``success``.  With ``bounds``, an entry
+    on its bound stays there (its derivative is zero) and the others follow
+    the implicit function theorem on the free entries; with
+    ``constraints``, differentiating the result raises
+    :class:`~funcgrad.FuncgradError` (the multipliers are not known).
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> from funcgrad.scipy.optimize import minimize
@@ -126,8 +181,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     """
     flat = _Flat(x0)
     name = method.lower() if isinstance(method, str) else method
-    if name is None:
-        name = "bfgs"
+    if name is None:  # SciPy's choice
+        name = "slsqp" if constraints else "l-bfgs-b" if bounds is not None else "bfgs"
 
     def f_flat(v: Any, *a: Any) -> Any:
         return fun(flat.unravel(v), *a)
@@ -155,8 +210,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
         with _unrecorded():
             return numpy.asarray(hvp(lambda u: f_flat(u, *raw_args), (v,), (p,)))
 
-    kwargs: dict = {"method": method if method is not None else "BFGS", "tol": tol,
-                    "options": options, "callback": callback}
+    kwargs: dict = {"method": method, "tol": tol, "options": options, "callback": callback,
+                    "bounds": bounds, "constraints": constraints}
     if callable(name) or name in _JAC:
         kwargs["jac"] = True
         if name in _HESSP:
@@ -168,10 +223,20 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
         res = scipy.optimize.minimize(plain, flat.vector, **kwargs)
     found = numpy.asarray(res.x, dtype=numpy.float64)
 
-    def stationary(v):  # ∇ₓ fun: zero at the minimum, with the traced parameters
-        return grad(f_flat)(v, *args)
+    active, at = _active(found, bounds) if bounds is not None else (None, None)
 
-    x = custom_root(stationary, found, lambda f, guess: guess, _hessian_solve)
+    def stationary(v):  # ∇ₓ fun: zero at the minimum, with the traced parameters
+        g = grad(f_flat)(v, *args)
+        if active is not None and active.any():  # an entry on its bound stays there
+            g = where(active, v - at, g)
+        return g
+
+    if constraints:
+        x = custom_root(stationary, found, lambda f, guess: guess, _refuse_constrained)
+    elif active is not None and active.any():
+        x = custom_root(stationary, found, lambda f, guess: guess, _general_solve)
+    else:
+        x = custom_root(stationary, found, lambda f, guess: guess, _hessian_solve)
     res.x = flat.unravel(x)
     if type(x) is Node:
         res.fun = f_flat(x, *args)
