@@ -63,6 +63,11 @@ def _unrecorded() -> Iterator[None]:
         yield
 
 
+def _live(v: Any) -> bool:
+    """Whether ``v`` is a Node on a graph that records here: something to differentiate."""
+    return type(v) is Node and not v.graphs.isdisjoint(_ACTIVE.get())
+
+
 def _raw(v: Any, where: str) -> Any:
     """A leaf as a raw array (Python numbers as float64), cut from every graph."""
     v = stop_gradient(v)
@@ -239,7 +244,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     x = _solution(name, "b", b_def, b_raw, sol)
     conv = _Converted(matvec, x, b_def, name, "matvec")
     inputs = b_leaves + conv.params
-    if not any(type(v) is Node for v in inputs):
+    if not any(_live(v) for v in inputs):
         out = tree.unflatten(b_def, x)
         return (out, aux) if has_aux else out
     nb = len(b_leaves)
@@ -345,7 +350,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
         aux = stop_gradient(aux)
     x = _solution(name, "initial_guess", g_def, guess, sol)
     conv = _Converted(f, x, g_def, name, "f")
-    if not any(type(v) is Node for v in conv.params):
+    if not any(_live(v) for v in conv.params):
         out = tree.unflatten(g_def, x)
         return (out, aux) if has_aux else out
 

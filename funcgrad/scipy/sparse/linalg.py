@@ -36,12 +36,12 @@ from ...node import Node, value_of
 from ...primitive import defvjp, primitive
 
 
-def _apply(v: Any, op: Any) -> Any:
+@primitive
+def _operator_matvec(v: Any, op: Any) -> Any:
+    """A constant operator (a SciPy sparse matrix or LinearOperator) applied to a vector."""
     return op @ v
 
 
-# A constant operator (a SciPy sparse matrix or LinearOperator) applied to a vector.
-_operator_matvec = primitive(_apply)
 _operator_matvec.name = "sparse_matvec"
 defvjp(_operator_matvec, lambda g, ans, v, op: _operator_matvec(g, op.T), None)
 
