@@ -533,11 +533,17 @@ class custom_jvp:
     def _name(self) -> str:
         return getattr(self.fun, "__name__", "custom_jvp")
 
-    def defjvp(self, jvp: Callable) -> Callable:
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``.
 
-        Returns ``jvp``, so that it can be used as a decorator.
+        Returns ``jvp``, so that it can be used as a decorator.  JAX's
+        ``symbolic_zeros=True`` is not supported: the rule gets arrays of zeros.
         """
+        if symbolic_zeros:
+            raise FuncgradValueError(
+                f"custom_jvp {self._name}: symbolic_zeros=True is not supported; the rule "
+                "receives arrays of zeros for arguments that have no tangent"
+            )
         if not callable(jvp):
             raise FuncgradTypeError(
                 f"custom_jvp {self._name}: jvp must be callable, got {type(jvp).__name__}"
