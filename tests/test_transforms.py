@@ -105,6 +105,23 @@ def test_differentiable_inside_a_traced_function():
                                np.cos(X) * X + np.sin(X), rtol=1e-14)
 
 
+def test_through_derived_jvps_custom_vjp_and_checkpoint():
+    cube = fg.primitive(lambda x: x ** 3)  # a VJP rule only: its JVP is derived
+    fg.defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
+    smooth = fg.custom_vjp(lambda x: fnp.sin(x))
+    smooth.defvjp(lambda x: (fnp.sin(x), x), lambda x, g: (g * fnp.cos(x),))
+    saved = fg.checkpoint(lambda x: fnp.exp(fnp.sin(x)))
+
+    def chain(x):
+        return cube(smooth(saved(x)))
+
+    for fun in (cube, smooth, saved, chain):
+        _, f_jvp = fg.linearize(fun, X)
+        for t in TS:
+            np.testing.assert_allclose(f_jvp(t), fg.jvp(fun, (X,), (t,))[1], rtol=1e-14)
+    fg.check_grads(lambda x: fnp.sum(fg.linearize(chain, x)[1](TS[0]) ** 2), (X,), order=1)
+
+
 def test_constant_outputs_and_identity():
     _out, f_jvp = fg.linearize(lambda x: (x, np.ones(2)), X)
     t_out = f_jvp(TS[0])
