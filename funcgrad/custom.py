@@ -468,7 +468,7 @@ _IN_JVP: ContextVar[frozenset] = ContextVar("funcgrad_custom_jvp_rule", default=
 def _zero_tangent(v: Any) -> Any:
     """The tangent a constant argument leaf gets: zeros for floats, None for data."""
     if isinstance(v, float):
-        return numpy.zeros(())
+        return 0.0  # a Python number: mixes with arrays of any device
     return zeros_like(v) if _float_leaf(v) else None
 
 
