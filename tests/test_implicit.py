@@ -242,3 +242,20 @@ def test_linear_solve_pytrees_and_aux():
     gb = fg.grad(lambda b: x_of(1.5, b)[0]["v"])(b)
     inv = np.linalg.inv(1.5 * np.array([[2.0, 1.0], [1.0, 3.0]]))
     np.testing.assert_allclose([gb["u"], gb["v"]], inv[1], rtol=1e-13)
+
+
+def test_replay_and_checkpoint_of_implicit_solutions():
+    replayed = fg.replay(fg.grad(fixed_point))
+    for a in (0.7, 0.9, 0.7):
+        np.testing.assert_allclose(replayed(np.array(a)), fg.grad(fixed_point)(np.array(a)),
+                                   rtol=1e-14)
+
+    def loss(th, b):
+        return fnp.sum(fnp.sin(lsolve(th, b)))
+
+    saved = fg.checkpoint(loss)
+    np.testing.assert_allclose(fg.hessian(saved, 1)(THETA, B), fg.hessian(loss, 1)(THETA, B),
+                               rtol=1e-13)
+    np.testing.assert_allclose(fg.grad(saved)(THETA, B), fg.grad(loss)(THETA, B), rtol=1e-13)
+    np.testing.assert_allclose(fg.hessian(saved)(THETA, B), fg.hessian(loss)(THETA, B),
+                               rtol=1e-12)
