@@ -126,3 +126,27 @@ def test_bad_arguments_are_refused():
         fsla.cg(SPD, B[:, None])
     with pytest.raises(ValueError, match="shape"):
         fsla.cg(SPD[:3], B)
+
+
+@pytest.mark.parametrize(("name", "A"), [("cg", SPD), ("bicgstab", GENERAL)])
+def test_on_another_device(standin, name, A):
+    # the same method in the device's namespace: SciPy's answer, derivatives on the device
+    solve = getattr(fsla, name)
+    Ad, bd = standin.put(A), standin.put(B)
+    x, info = solve(Ad, bd, rtol=1e-12)
+    assert info == 0 and fg.device_of(x) == standin.DEVICE
+    np.testing.assert_allclose(standin.get(x), getattr(scipy_sla, name)(A, B, rtol=1e-12)[0],
+                               rtol=1e-10)
+    J = fg.jacobian(lambda b: solve(Ad, b, **TIGHT)[0])(bd)
+    np.testing.assert_allclose(standin.get(J), np.linalg.inv(A), rtol=1e-9, atol=1e-12)
+    g = fg.grad(lambda A: fnp.sum(solve(A, bd, **TIGHT)[0] ** 2))(Ad)
+    inv = np.linalg.inv(A)
+    x = inv @ B
+    np.testing.assert_allclose(standin.get(g), -2 * np.outer(inv.T @ x, x), rtol=1e-8)
+    x, info = solve(Ad, bd, standin.put(np.ones(N)), rtol=1e-30, maxiter=2)
+    assert info == 2
+
+
+def test_gmres_on_another_device_is_refused_by_name(standin):
+    with pytest.raises(TypeError, match="gmres: runs on NumPy arrays"):
+        fsla.gmres(standin.put(GENERAL), standin.put(B))

@@ -1,7 +1,9 @@
 """Krylov solvers of ``scipy.sparse.linalg``, differentiated implicitly (layer 7).
 
 ``cg``, ``gmres`` and ``bicgstab`` take SciPy's arguments and return SciPy's
-``(x, info)``, computed by SciPy itself; ``x`` is differentiable in ``b`` and in
+``(x, info)``, computed by SciPy itself (``cg`` and ``bicgstab`` run on
+other devices too, CuPy's for one, by the same method in the arrays' own
+namespace); ``x`` is differentiable in ``b`` and in
 ``A`` -- its entries when ``A`` is a matrix, the traced values it closes over
 when ``A`` is a function computing ``A @ v`` -- through
 :func:`funcgrad.custom_linear_solve`: a derivative costs one more solve (with
@@ -29,6 +31,7 @@ import numpy
 import scipy.sparse
 import scipy.sparse.linalg as _sla
 
+from ... import backend
 from ... import numpy as fnp
 from ...errors import FuncgradTypeError, FuncgradValueError
 from ...implicit import custom_linear_solve
@@ -94,13 +97,16 @@ class _Solver:
 
     def __call__(self, matvec: Callable, b: Any) -> tuple:
         n = b.shape[0]
-        op = _sla.LinearOperator(
-            (n, n), matvec=lambda v: numpy.asarray(matvec(numpy.asarray(v).reshape(n))),
-            dtype=b.dtype,
-        )
         first, self.first = self.first, False
         extra = {"x0": self.x0, "callback": self.callback} if first else {}
-        x, info = self.method(op, b, M=self.M, **self.options, **extra)
+        if type(b) is not numpy.ndarray:  # another device: the same method, in its namespace
+            x, info = _ON_DEVICE[self.name](matvec, b, M=self.M, **self.options, **extra)
+        else:
+            op = _sla.LinearOperator(
+                (n, n), matvec=lambda v: numpy.asarray(matvec(numpy.asarray(v).reshape(n))),
+                dtype=b.dtype,
+            )
+            x, info = self.method(op, b, M=self.M, **self.options, **extra)
         if not first and info != 0:
             warnings.warn(
                 f"{self.name}: the linear solve of a derivative did not converge "
@@ -113,20 +119,108 @@ class _Solver:
 def _solve(name: str, method: Callable, A: Any, b: Any, x0: Any, M: Any, callback: Any,
            symmetric: bool, **options: Any) -> tuple:
     bv = value_of(b)
-    if not isinstance(bv, numpy.ndarray) or bv.ndim != 1:
+    if getattr(bv, "ndim", None) != 1:
         raise FuncgradTypeError(
-            f"{name}: b must be a 1-d NumPy array (or a Node holding one), got "
+            f"{name}: b must be a 1-d array (or a Node holding one), got "
             f"{type(bv).__name__}" + (f" of shape {bv.shape}" if hasattr(bv, "shape") else "")
         )
+    if type(bv) is not numpy.ndarray:
+        xp = backend.namespace(bv)
+        if backend.is_lazy(xp) or name not in _ON_DEVICE:
+            raise FuncgradTypeError(
+                f"{name}: runs on NumPy arrays" + ("" if backend.is_lazy(xp) else
+                                                   " (cg and bicgstab also on other devices)")
+                + f", got b of type {type(bv).__name__} on {backend.device_of(bv)}"
+            )
     if bv.dtype.kind != "f":
         bv = bv.astype(float)
         b = bv if type(b) is not Node else b
     matvec = _matvec(A, bv.shape[0], name)
     if x0 is not None:
-        x0 = numpy.asarray(value_of(x0), dtype=bv.dtype)
+        x0 = value_of(x0)
+        x0 = numpy.asarray(x0, dtype=bv.dtype) if type(bv) is numpy.ndarray else x0
     solve = _Solver(name, method, x0, options, M, callback, transpose=False)
     back = None if symmetric else _Solver(name, method, None, options, M, None, transpose=True)
     return custom_linear_solve(matvec, b, solve, back, symmetric=symmetric, has_aux=True)
+
+
+# -- the same methods on other devices (CuPy...), in the arrays' own namespace ----------
+# SciPy's stopping rule: the residual's norm at most max(rtol * |b|, atol); info is 0 on
+# convergence, maxiter when it is reached, -10 on a breakdown.
+
+
+def _host(x: Any) -> float:
+    """A 0-d device number read on the host (the one read per iteration)."""
+    return float(backend.to_device(x, "cpu"))
+
+
+def _norm(xp: Any, r: Any) -> float:
+    return _host(xp.sqrt(xp.sum(r * r)))
+
+
+def _start(matvec: Callable, b: Any, x0: Any, rtol: float, atol: float, maxiter: Any, M: Any):
+    xp = backend.namespace(b)
+    precondition = (lambda v: v) if M is None else M if callable(M) and not hasattr(
+        M, "shape") else (lambda v: M @ v)
+    x = xp.zeros_like(b) if x0 is None else x0 * 1.0
+    r = b if x0 is None else b - matvec(x)
+    tol = max(rtol * _norm(xp, b), atol)
+    return xp, precondition, x, r, tol, 10 * b.shape[0] if maxiter is None else maxiter
+
+
+def _cg_on_device(matvec, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
+                  callback=None):
+    xp, precondition, x, r, tol, maxiter = _start(matvec, b, x0, rtol, atol, maxiter, M)
+    z = precondition(r)
+    p, rz = z, xp.sum(r * z)
+    for _ in range(maxiter):
+        if _norm(xp, r) <= tol:
+            return x, 0
+        q = matvec(p)
+        alpha = rz / xp.sum(p * q)
+        x, r = x + alpha * p, r - alpha * q
+        if callback is not None:
+            callback(x)
+        z = precondition(r)
+        rz, rz_old = xp.sum(r * z), rz
+        p = z + (rz / rz_old) * p
+    return x, 0 if _norm(xp, r) <= tol else maxiter
+
+
+def _bicgstab_on_device(matvec, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
+                        callback=None):
+    xp, precondition, x, r, tol, maxiter = _start(matvec, b, x0, rtol, atol, maxiter, M)
+    shadow = r
+    rho = alpha = omega = None
+    p = v = None
+    for _ in range(maxiter):
+        if _norm(xp, r) <= tol:
+            return x, 0
+        rho_new = xp.sum(shadow * r)
+        if _host(rho_new) == 0.0:
+            return x, -10
+        p = r if rho is None else r + (rho_new / rho) * (alpha / omega) * (p - omega * v)
+        phat = precondition(p)
+        v = matvec(phat)
+        alpha = rho_new / xp.sum(shadow * v)
+        s = r - alpha * v
+        if _norm(xp, s) <= tol:
+            x = x + alpha * phat
+            if callback is not None:
+                callback(x)
+            return x, 0
+        shat = precondition(s)
+        t = matvec(shat)
+        omega = xp.sum(t * s) / xp.sum(t * t)
+        if _host(omega) == 0.0:
+            return x, -10
+        x, r, rho = x + alpha * phat + omega * shat, s - omega * t, rho_new
+        if callback is not None:
+            callback(x)
+    return x, 0 if _norm(xp, r) <= tol else maxiter
+
+
+_ON_DEVICE = {"cg": _cg_on_device, "bicgstab": _bicgstab_on_device}
 
 
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
