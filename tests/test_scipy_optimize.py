@@ -173,3 +173,8 @@ def test_differentiating_a_constrained_result_is_refused():
     np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-6)  # the value is SciPy's
     with pytest.raises(fg.FuncgradError, match="constraints"):
         fg.jacobian(argmin)(np.array([1.0, 2.0]))
+
+
+def test_device_arrays_are_refused_by_name(standin):
+    with pytest.raises(TypeError, match="x0 leaf 0 .* NumPy arrays"):
+        minimize(rosen, standin.put(np.zeros(3)))

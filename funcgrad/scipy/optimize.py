@@ -32,7 +32,7 @@ from .. import tree
 from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..implicit import _unrecorded, custom_root
-from ..node import Node, value_of
+from ..node import Node, device_of, value_of
 from ..numpy import reshape, where
 
 # What each of SciPy's methods takes, besides the function.
@@ -99,7 +99,13 @@ class _Flat:
             raise FuncgradValueError("minimize: x0 has no arrays")
         raw = []
         for k, v in enumerate(leaves):
-            v = numpy.asarray(value_of(stop_gradient(v)))
+            v = value_of(stop_gradient(v))
+            if hasattr(v, "shape") and not isinstance(v, (numpy.ndarray, numpy.generic)):
+                raise FuncgradTypeError(
+                    f"minimize: x0 leaf {k} is a {type(v).__name__} on {device_of(v)}: SciPy's "
+                    "optimizers run on NumPy arrays (move it with fg.to_device(x, 'cpu'))"
+                )
+            v = numpy.asarray(v)
             if v.dtype.kind not in "fiu":
                 raise FuncgradTypeError(
                     f"minimize: x0 leaf {k} must be real numbers, got dtype {v.dtype}"
