@@ -28,12 +28,13 @@ import numpy
 import scipy.optimize
 import scipy.sparse.linalg
 
-from .. import tree
+from .. import backend, tree
 from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..implicit import _unrecorded, custom_root
 from ..node import Node, device_of, value_of
 from ..numpy import reshape, where
+from .sparse.linalg import _cg_on_device
 
 # What each of SciPy's methods takes, besides the function.
 _JAC = {"cg", "bfgs", "l-bfgs-b", "tnc", "slsqp", "newton-cg", "trust-ncg", "trust-krylov",
@@ -43,18 +44,43 @@ _HESS = {"dogleg", "trust-exact"}
 _DENSE = 256  # up to this many unknowns, the implicit solves form the Hessian
 
 
+def _singular() -> FuncgradValueError:
+    return FuncgradValueError(
+        "minimize: the Hessian at the solution is singular, so the solution is not "
+        "a differentiable function of the parameters there"
+    )
+
+
+def _solve_on_device(hv: Callable, y: Any, symmetric: bool) -> Any:
+    """``H⁻¹ y`` on another device than the CPU, in the arrays' own namespace."""
+    xp = backend.namespace(y)
+    n = y.shape[0]
+    if n <= _DENSE or not symmetric:
+        eye = xp.eye(n, dtype=y.dtype)
+        x = xp.linalg.solve(xp.stack([hv(eye[i]) for i in range(n)], axis=1), y)
+        if not bool(backend.to_device(xp.all(xp.isfinite(x)), "cpu")):
+            raise _singular()
+        return x
+    x, info = _cg_on_device(hv, y, rtol=1e-10, maxiter=10 * n)
+    if info != 0:
+        raise FuncgradValueError(
+            f"minimize: conjugate gradients on the Hessian at the solution did not converge "
+            f"(info={info}): the Hessian may not be positive definite there"
+        )
+    return x
+
+
 def _hessian_solve(hv: Callable, y: Any) -> Any:
     """``H⁻¹ y``, ``hv`` computing ``H v`` (raw arrays): dense when small, else CG."""
     n = y.shape[0]
+    if type(y) is not numpy.ndarray:
+        return _solve_on_device(hv, y, symmetric=True)
     if n <= _DENSE:
         H = numpy.stack([numpy.asarray(hv(e)) for e in numpy.eye(n, dtype=y.dtype)], axis=1)
         try:
             return numpy.linalg.solve(H, y)
         except numpy.linalg.LinAlgError:
-            raise FuncgradValueError(
-                "minimize: the Hessian at the solution is singular, so the solution is not "
-                "a differentiable function of the parameters there"
-            ) from None
+            raise _singular() from None
     op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(hv(v)),
                                             dtype=y.dtype)
     x, info = scipy.sparse.linalg.cg(op, y, rtol=1e-10, maxiter=10 * n)
@@ -69,6 +95,8 @@ def _hessian_solve(hv: Callable, y: Any) -> Any:
 def _general_solve(jv: Callable, y: Any) -> Any:
     """``J⁻¹ y`` for the (not symmetric) Jacobian of the bounded stationarity conditions."""
     n = y.shape[0]
+    if type(y) is not numpy.ndarray:
+        return _solve_on_device(jv, y, symmetric=False)
     if n <= _DENSE:
         return _hessian_solve(jv, y)
     op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(jv(v)),
@@ -98,13 +126,22 @@ class _Flat:
         if not leaves:
             raise FuncgradValueError("minimize: x0 has no arrays")
         raw = []
+        self.device = None  # where x lives when not on the CPU: SciPy sees a host copy
         for k, v in enumerate(leaves):
             v = value_of(stop_gradient(v))
             if hasattr(v, "shape") and not isinstance(v, (numpy.ndarray, numpy.generic)):
-                raise FuncgradTypeError(
-                    f"minimize: x0 leaf {k} is a {type(v).__name__} on {device_of(v)}: SciPy's "
-                    "optimizers run on NumPy arrays (move it with fg.to_device(x, 'cpu'))"
-                )
+                if backend.is_lazy(backend.namespace(v)):
+                    raise FuncgradTypeError(
+                        f"minimize: x0 leaf {k} is a lazy {type(v).__name__}: an optimizer "
+                        "reads every iterate, compute it first"
+                    )
+                device = device_of(v)
+                if self.device not in (None, device):
+                    raise FuncgradTypeError(
+                        f"minimize: x0 has leaves on {self.device} and on {device} (leaf {k})"
+                    )
+                self.device = device
+                v = backend.to_device(v, "cpu")
             v = numpy.asarray(v)
             if v.dtype.kind not in "fiu":
                 raise FuncgradTypeError(
@@ -115,6 +152,17 @@ class _Flat:
         self.dtypes = [v.dtype if v.dtype.kind == "f" else numpy.dtype(float) for v in raw]
         self.bounds = numpy.cumsum([0] + [v.size for v in raw])
         self.vector = numpy.concatenate([v.ravel() for v in raw]).astype(numpy.float64)
+
+    def put(self, v: Any) -> Any:
+        """A host array (SciPy's iterate) on x0's device."""
+        return v if self.device is None else backend.to_device(v, self.device)
+
+    @staticmethod
+    def host(v: Any) -> Any:
+        """A raw result as a float64 NumPy array, for SciPy."""
+        if not isinstance(v, (numpy.ndarray, numpy.generic, float, int)):
+            v = backend.to_device(v, "cpu")
+        return numpy.asarray(v, dtype=numpy.float64)
 
     def unravel(self, v: Any) -> Any:
         leaves = []
@@ -165,7 +213,9 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     ``options``, ``bounds`` and ``constraints`` (of the flat vector) and
     ``callback`` (which receives it) pass to SciPy.
 
-    Returns SciPy's ``OptimizeResult``, ``x`` in the structure of ``x0``.
+    Returns SciPy's ``OptimizeResult``, ``x`` in the structure of ``x0`` and
+    on its device: with ``x0`` on a GPU (CuPy), SciPy iterates on a host copy
+    of the vector while ``fun`` and its derivatives run on the device.
     Called with traced ``args`` (or a ``fun`` that closes over traced
     values), ``x`` is differentiable in them, to every order, by the implicit
     function theorem, and so is ``fun``, the value there: the derivative
@@ -195,26 +245,25 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
 
     raw_args = stop_gradient(tuple(args))
 
+    def put(v):  # SciPy's vector (trust-constr may hand over an integer one), on x0's device
+        return flat.put(numpy.asarray(v, dtype=numpy.float64))
+
     def objective(v):
-        v = numpy.asarray(v, dtype=numpy.float64)
         with _unrecorded():
-            value, g = value_and_grad(f_flat)(v, *raw_args)
-        return float(value), numpy.asarray(g, dtype=numpy.float64)
+            value, g = value_and_grad(f_flat)(put(v), *raw_args)
+        return float(flat.host(value)), flat.host(g)
 
     def plain(v):
-        v = numpy.asarray(v, dtype=numpy.float64)
         with _unrecorded():
-            return float(f_flat(v, *raw_args))
+            return float(flat.host(f_flat(put(v), *raw_args)))
 
     def hess(v):
         with _unrecorded():
-            return numpy.asarray(hessian(f_flat)(numpy.asarray(v, dtype=numpy.float64),
-                                                 *raw_args))
+            return flat.host(hessian(f_flat)(put(v), *raw_args))
 
-    def hessp(v, p):  # (trust-constr may hand over an integer p)
-        v, p = (numpy.asarray(a, dtype=numpy.float64) for a in (v, p))
+    def hessp(v, p):
         with _unrecorded():
-            return numpy.asarray(hvp(lambda u: f_flat(u, *raw_args), (v,), (p,)))
+            return flat.host(hvp(lambda u: f_flat(u, *raw_args), (put(v),), (put(p),)))
 
     kwargs: dict = {"method": method, "tol": tol, "options": options, "callback": callback,
                     "bounds": bounds, "constraints": constraints}
@@ -230,16 +279,20 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     found = numpy.asarray(res.x, dtype=numpy.float64)
 
     active, at = _active(found, bounds) if bounds is not None else (None, None)
+    on_bound = active is not None and bool(active.any())
+    if on_bound:
+        active, at = flat.put(active), flat.put(at)
 
     def stationary(v):  # ∇ₓ fun: zero at the minimum, with the traced parameters
         g = grad(f_flat)(v, *args)
-        if active is not None and active.any():  # an entry on its bound stays there
+        if on_bound:  # an entry on its bound stays there
             g = where(active, v - at, g)
         return g
 
+    found = flat.put(found)
     if constraints:
         x = custom_root(stationary, found, lambda f, guess: guess, _refuse_constrained)
-    elif active is not None and active.any():
+    elif on_bound:
         x = custom_root(stationary, found, lambda f, guess: guess, _general_solve)
     else:
         x = custom_root(stationary, found, lambda f, guess: guess, _hessian_solve)
