@@ -26,7 +26,7 @@ from .combinators import (
     value_and_grad,
     vjp,
 )
-from .custom import checkpoint, custom_vjp
+from .custom import checkpoint, custom_jvp, custom_vjp
 from .errors import (
     BackpropError,
     BatchedValueError,
@@ -39,6 +39,7 @@ from .errors import (
 )
 from .graph import Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
+from .implicit import custom_linear_solve, custom_root
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
@@ -52,6 +53,7 @@ from .node import (
 )
 from .primitive import MissingRuleError, Primitive, defbatch, defjvp, defvjp, primitive
 from .replay import replay
+from .transforms import elementwise_grad, linearize
 from .vectorize import vmap
 
 __version__ = "0.1.0"

@@ -77,6 +77,15 @@ REFERENCE = [
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
 ]
+if importlib.util.find_spec("scipy") is not None:  # API.md §10
+    import funcgrad.scipy.optimize
+    import funcgrad.scipy.sparse.linalg
+
+    REFERENCE += [
+        (funcgrad.scipy.optimize, "funcgrad.scipy.optimize", _public(funcgrad.scipy.optimize)),
+        (funcgrad.scipy.sparse.linalg, "funcgrad.scipy.sparse.linalg",
+         _public(funcgrad.scipy.sparse.linalg)),
+    ]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
     REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))
 DIRECTIVE = re.compile(r"^\.\. (?:auto)?(?:function|class|data|exception):: ([\w.]+)", flags=re.MULTILINE)

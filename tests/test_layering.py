@@ -39,6 +39,9 @@ LAYERS = {
     "funcgrad.plan": 6,
     "funcgrad.replay": 6,
     "funcgrad.draws": 6,  # fnp.random's draws as plan steps; other generators refused
+    "funcgrad.transforms": 6,  # linearize, elementwise_grad
+    "funcgrad.implicit": 6,  # custom_root, custom_linear_solve
+    "funcgrad.scipy": 7,  # module or package
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
     "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster

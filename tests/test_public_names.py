@@ -32,6 +32,8 @@ FUNCGRAD = {
     "vmap", "defbatch", "BatchedValueError", "VmapFallbackWarning",  # API.md §3, §5
     "random",  # API.md §8: fg.random is fnp.random
 }
+FUNCGRAD |= {"custom_jvp", "linearize", "elementwise_grad"}  # API.md §3 (issue 18)
+FUNCGRAD |= {"custom_root", "custom_linear_solve"}  # API.md §10 (issue 20)
 
 # API.md §2.
 FNP = {
@@ -59,7 +61,13 @@ RANDOM = {"Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
+import funcgrad.scipy.optimize  # API.md §10
+import funcgrad.scipy.sparse.linalg
+
 MODULES = [
+    pytest.param(funcgrad.scipy.optimize, {"minimize"}, set(), id="funcgrad.scipy.optimize"),
+    pytest.param(funcgrad.scipy.sparse.linalg, {"cg", "gmres", "bicgstab"}, set(),
+                 id="funcgrad.scipy.sparse.linalg"),
     pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask", "random"}, id="funcgrad"),
     pytest.param(fnp, FNP | {"random"}, {"linalg", "random"}, id="funcgrad.numpy"),
     pytest.param(fnp.random, RANDOM, set(), id="funcgrad.numpy.random"),
