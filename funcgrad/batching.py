@@ -32,7 +32,12 @@ from typing import Any
 import numpy
 
 from . import backend
-from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, VmapFallbackWarning
+from .errors import (
+    BatchedValueError,
+    FuncgradTypeError,
+    FuncgradValueError,
+    VmapFallbackWarning,
+)
 from .node import _LIFT, Node, next_ordinal
 from .primitive import register_batched
 
@@ -250,6 +255,54 @@ def lift(leaf: Any) -> Any:
 
 
 _LIFT[:] = [lift]
+
+
+NOT_MAPPED = object()  # per_example's answer when nothing in its argument is mapped
+
+
+def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
+    """``fun(arg)`` one example at a time, stacked, when a leaf of the pytree ``arg`` is
+    mapped by a running vmap; else :data:`NOT_MAPPED`.  For functions whose callbacks
+    are raw code (SciPy's solvers): each call gets plain arrays (or Nodes)."""
+    from . import tree
+
+    leaves, treedef = tree.flatten(arg)
+    level = _newest_level(tuple(leaves), {})
+    if level is None:
+        for v in leaves:  # a gradient's Node over mapped values: no example can be cut out
+            while type(v) is Node:
+                v = v.value
+            if type(v) in _CLASSES_SET:
+                raise BatchedValueError(
+                    f"{name} of a gradient's value inside fg.vmap (vmap(grad(...)) and the "
+                    f"like) is not supported: its callbacks would see every example at "
+                    f"once; call it outside vmap, or map the whole computation as a loop"
+                )
+        return NOT_MAPPED
+    outs = [fun(tree.unflatten(treedef, [example(v, level, b) for v in leaves]))
+            for b in range(level.size)]
+    out_leaves = [tree.flatten(o)[0] for o in outs]
+    _, out_def = tree.flatten(outs[0])
+    stacked = [stack_results([o[k] for o in out_leaves], level)
+               for k in range(len(out_leaves[0]))]
+    return tree.unflatten(out_def, stacked)
+
+
+def refuse_under_outer_graph(name: str) -> None:
+    """Raise if a vmap runs inside a gradient here: for ``name``, a function that finds
+    what it differentiates by looking for Nodes, which batched values of that gradient's
+    values would hide from it (its gradient would be lost)."""
+    level = innermost()
+    if level is None:
+        return
+    from .node import _ACTIVE, DEFAULT_BACKPROP_ID
+
+    if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in _ACTIVE.get()):
+        raise BatchedValueError(
+            f"{name} inside fg.vmap inside a gradient (grad(vmap(...)) and the like) is not "
+            f"supported: its derivative would be lost; map outside the gradient instead "
+            f"(vmap(grad(...)) gives per-example gradients), or call {name} outside vmap"
+        )
 
 
 # -- one class per underlying array type: each its own namespace -----------------

@@ -22,7 +22,7 @@ from . import tree
 from .backend import as_array, namespace
 from .backprop import check_like, gradients, owned, seed
 from .batching import batched, is_batched
-from .errors import FuncgradTypeError, FuncgradValueError
+from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
     BackpropId,
@@ -335,6 +335,17 @@ def _size(x: Any) -> int:
     return n
 
 
+def _mapped(fun: Callable, basis: Any, chunk_size: int | None, axis: int) -> tuple:
+    """``fun`` over the basis vectors, vectorized; one at a time where a derivative rule
+    cannot take a batch (a raw library call, a solver that looks for Nodes: they raise
+    BatchedValueError), so that a Jacobian is never refused where the loop works."""
+    try:
+        return vmap(fun, out_axes=axis, chunk_size=chunk_size)(basis)
+    except BatchedValueError:
+        rows = [fun(basis[k]) for k in range(len(basis))]
+        return tuple(stack([r[j] for r in rows], axis=axis) for j in range(len(rows[0])))
+
+
 def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
     """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
 
@@ -367,7 +378,7 @@ def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> 
                 return tuple(tree.flatten(fn(tree.unflatten(out_def,
                                                             _one_hot(out_leaves, k, e))))[0])
 
-            rows = vmap(pull, chunk_size=chunk_size)(_basis_stack(o))
+            rows = _mapped(pull, _basis_stack(o), chunk_size, 0)
             blocks.append([reshape(r, _shape(o) + _shape(x))
                            for r, x in zip(rows, in_leaves, strict=True)])
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
@@ -411,7 +422,7 @@ def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Ca
                 return tuple(tree.flatten(fn(tree.unflatten(in_def,
                                                             _one_hot(in_leaves, j, e))))[0])
 
-            cols.append(list(vmap(push, out_axes=-1, chunk_size=chunk_size)(_basis_stack(x))))
+            cols.append(list(_mapped(push, _basis_stack(x), chunk_size, -1)))
         blocks = [[reshape(cols[j][k], _shape(o) + _shape(x)) for j, x in enumerate(in_leaves)]
                   for k, o in enumerate(out_leaves)]
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))

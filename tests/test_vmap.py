@@ -458,3 +458,22 @@ def test_debug_nans_and_graphs_see_the_whole_batch():
             fg.vmap(fg.grad(lambda x: fnp.sum(fnp.sqrt(x))))(bad)
     graph = fg.trace(fg.vmap(lambda x: fnp.sin(x) * 2.0), X)
     assert sorted(n.primitive.name for n in graph.nodes if n.primitive) == ["multiply", "sin"]
+
+
+def test_implicit_solves_under_vmap_are_right_or_refused():
+    d = np.array([2.0, 4.0, 5.0])
+    bs = RNG.standard_normal((4, 3))
+
+    def f(b):  # the solve is raw code: it sees one example at a time
+        x = fg.custom_linear_solve(lambda v: d * v, b, lambda mv, r: np.asarray(r) / d,
+                                   symmetric=True)
+        return fnp.sum(x ** 2)
+
+    np.testing.assert_allclose(fg.vmap(f)(bs), np.sum((bs / d) ** 2, axis=1), rtol=1e-13)
+    with pytest.raises(fg.BatchedValueError, match="custom_linear_solve of a gradient's"):
+        fg.vmap(fg.grad(f))(bs)  # the raw solve would see every example at once: refused
+    # Jacobians and Hessians take one basis vector at a time where a rule cannot batch
+    np.testing.assert_allclose(fg.hessian(f)(bs[0]), np.diag(2 / d ** 2), rtol=1e-13)
+    # a gradient through a map of a solver: refused, never a lost derivative
+    with pytest.raises(fg.BatchedValueError, match="custom_linear_solve inside fg.vmap"):
+        fg.grad(lambda bs: fnp.sum(fg.vmap(f)(bs)))(bs)
