@@ -30,15 +30,20 @@ from .errors import (
     BackpropError,
     DeviceMismatchError,
     FuncgradError,
+    FuncgradIndexError,
+    FuncgradStateError,
+    FuncgradTypeError,
+    FuncgradValueError,
     GradientTypeError,
     NodeConversionError,
     ReplayError,
 )
-from .graph import Graph, trace
+from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
+    FrozenNodeError,
     Node,
     backprop_scope,
     device_of,

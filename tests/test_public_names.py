@@ -30,6 +30,9 @@ FUNCGRAD = {
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
 }
+# API.md §9: every error class a message or the docs name; §4: with_gradients' result.
+FUNCGRAD |= {"FuncgradValueError", "FuncgradTypeError", "FuncgradIndexError",
+             "FuncgradStateError", "FrozenNodeError", "GradientFlow"}
 
 # API.md §2.
 FNP = {
