@@ -463,8 +463,8 @@ class GradientFlow:
         finite = [math.log10(m) for s, m in self._measures().values() if s == "finite"]
         if not finite:
             return 0.0, 0.0
-        high = max(finite)  # twelve decades at most: below them, the palest colour
-        return max(min(finite), high - 12.0), high
+        high = max(finite)  # from one decade to twelve: below them, the palest colour
+        return min(max(min(finite), high - 12.0), high - 1.0), high
 
     def __repr__(self) -> str:
         counts = {}
