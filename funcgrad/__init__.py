@@ -10,6 +10,7 @@ from types import ModuleType as _ModuleType
 from . import (
     nn,
     numpy,
+    optim,
 )
 from .backprop import backprop
 from .checks import check_grads
@@ -62,7 +63,7 @@ from . import tree
 # public subpackages, but not the implementation modules (importable as
 # ``funcgrad.node`` etc., internals).  The subpackages stay out of ``__all__``:
 # ``from funcgrad import *`` must not shadow the real ``numpy``.
-_PUBLIC_MODULES = ["nn", "numpy", "tree"]
+_PUBLIC_MODULES = ["nn", "numpy", "optim", "tree"]
 __all__ = [
     _name for _name, _value in sorted(globals().items())
     if not _name.startswith("_") and not isinstance(_value, _ModuleType)

@@ -69,11 +69,12 @@ def _public(module) -> set[str]:
 # The reference documents each module's public names; submodules get pages of
 # their own, and the constants (plain floats and None) are described in prose.
 REFERENCE = [
-    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "tree", "dask"}),
+    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "optim", "tree", "dask"}),
     (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "pi", "e", "inf", "nan", "newaxis"}),
     (fnp.linalg, "funcgrad.numpy.linalg", _public(fnp.linalg)),
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
+    (fg.optim, "funcgrad.optim", _public(fg.optim)),
 ]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
     REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))

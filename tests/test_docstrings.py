@@ -24,6 +24,7 @@ MODULES = {
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
     "funcgrad.nn": fg.nn,
+    "funcgrad.optim": fg.optim,
 }
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
 

@@ -32,7 +32,9 @@ FUNCGRAD = {
 }
 # API.md §9: every error class a message or the docs name; §4: with_gradients' result.
 FUNCGRAD |= {"FuncgradValueError", "FuncgradTypeError", "FuncgradIndexError",
-             "FuncgradStateError", "FrozenNodeError", "GradientFlow"}
+             "FuncgradStateError", "FrozenNodeError", "GradientFlow", "optim"}
+OPTIM = {"sgd", "momentum", "adam", "rmsprop", "apply_updates", "Optimizer", "SgdState",
+         "MomentumState", "AdamState", "RmsPropState"}  # API.md §10
 
 # API.md §2.
 FNP = {
@@ -57,7 +59,8 @@ NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
 MODULES = [
-    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask"}, id="funcgrad"),
+    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "optim", "tree", "dask"}, id="funcgrad"),
+    pytest.param(fg.optim, OPTIM, set(), id="funcgrad.optim"),
     pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
     pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),
