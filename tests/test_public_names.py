@@ -52,7 +52,7 @@ FNP = {
     "diag", "diagonal", "vstack", "hstack", "sort", "floor", "ceil", "round", "all", "any",
     "triu", "tril", "pad", "roll", "meshgrid", "cross",
 }
-FNP |= {"astype", "getitem", "index_add", "index_update", "isinf"}  # exported extras
+FNP |= {"astype", "getitem", "index_add", "index_update", "isinf", "at"}  # exported extras
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
