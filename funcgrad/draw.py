@@ -7,7 +7,7 @@ come in ranks, so they are drawn the way Sugiyama, Tagawa and Toda proposed
 
 1. **layers**: each node goes one layer below the lowest of its inputs (the
    longest path from a source, which is a traced node's rank within the
-   graph);
+   graph), and each source just above its first user;
 2. **dummies**: an edge that spans several layers is cut into one-layer
    pieces through invisible points, so it can bend around the nodes between;
 3. **crossing reduction**: the nodes of each layer are ordered by the mean
@@ -235,6 +235,15 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     """
     n = len(boxes)
     layer = layers_of(n, edges)
+    # A source (an input, a weight) goes just above its first user, not at the top:
+    # short edges, and a network's weights sit beside their layers.
+    first_use: dict[int, int] = {}
+    for e in edges:
+        first_use[e[0]] = min(first_use.get(e[0], 1 << 30), layer[e[1]])
+    has_input = {e[1] for e in edges}
+    for v, lowest in first_use.items():
+        if v not in has_input:
+            layer[v] = lowest - 1
     widths = [b.width for b in boxes]
     heights = [b.height for b in boxes]
     weights = [1.0] * n
