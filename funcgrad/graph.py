@@ -3,8 +3,10 @@
 ``trace(fun, *args)`` runs ``fun`` once on the leaves of a fresh graph and
 returns the :class:`Graph` it built: an immutable value holding the input and
 output Nodes and every Node between them, sorted as the backward fold visits
-them.  A Graph prints as a table, draws itself as Graphviz DOT, and shows as a
-table (and a drawing, when Graphviz is installed) in Jupyter.
+them.  A Graph prints as a table, writes itself as Graphviz DOT, draws itself
+as SVG (with Graphviz, or with funcgrad's own layout where Graphviz is not
+installed: :mod:`funcgrad.draw`), shows as that drawing in Jupyter, and draws
+its gradient flow (:meth:`Graph.with_gradients`).
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> g = fg.trace(lambda x: fnp.sum(fnp.sin(x) * x), numpy.ones(3))
