@@ -42,6 +42,7 @@ import attrs
 
 MAX_NODES = 250  # drawn node by node up to this size; condensed above it
 MAX_CONDENSED = 150  # a condensed drawing larger than this is replaced by a summary
+MAX_POINTS = 20_000  # boxes plus edge bends: beyond it, a drawing is condensed too
 _CHAR = 6.6  # mean width of a character of the 11px sans-serif labels
 _LINE = 14.0
 _PAD_X, _PAD_Y = 9.0, 6.0
@@ -109,6 +110,16 @@ def layers_of(n: int, edges: Sequence[tuple]) -> list[int]:
     if seen != n:
         raise ValueError("draw: the graph has a cycle")  # never for a trace or a plan
     return layer
+
+
+def points(n: int, edges: Sequence[tuple]) -> int:
+    """How many boxes and bends a layout of ``n`` nodes and ``edges`` places: its cost.
+
+    >>> points(3, [(0, 1), (1, 2), (0, 2)])  # the long edge bends once
+    4
+    """
+    layer = layers_of(n, edges)
+    return n + sum(max(0, layer[e[1]] - layer[e[0]] - 1) for e in edges)
 
 
 # -- 3. crossing reduction -----------------------------------------------------------
@@ -272,8 +283,9 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     # Initial order: dummies and nodes in the order they come (program order).
     for v in range(len(widths)):
         rows[layer[v]].append(v)
-    rows = _order(rows, down, up)
-    x = _coordinates(rows, widths, down, up, weights)
+    big = len(widths) > 3000  # fewer passes for large drawings: a second or two at most
+    rows = _order(rows, down, up, sweeps=4 if big else 8)
+    x = _coordinates(rows, widths, down, up, weights, rounds=3 if big else 6)
     row_h = [max((heights[v] for v in row), default=0.0) for row in rows]
     y_of_row, acc = [], _MARGIN
     for h in row_h:

@@ -300,6 +300,8 @@ class Graph:
         if len(self.nodes) > draw.MAX_NODES:
             return self._condensed_svg()
         boxes, edges = self._boxes()
+        if draw.points(len(boxes), edges) > draw.MAX_POINTS:
+            return self._condensed_svg()
         return draw.render(boxes, edges, title=self._summary())
 
     def with_gradients(self, grad_outputs: Sequence | None = None) -> GradientFlow:
@@ -468,10 +470,13 @@ class GradientFlow:
         high = max(finite)  # from one decade to twelve: below them, the palest colour
         return min(max(min(finite), high - 12.0), high - 1.0), high
 
+    def _counts(self) -> dict[str, int]:
+        """How many nodes have each status, in the order of ``STATUSES``."""
+        found = [s for s, _ in self._measures().values()]
+        return {s: found.count(s) for s in STATUSES if s in found}
+
     def __repr__(self) -> str:
-        counts = {}
-        for s, _ in self._measures().values():
-            counts[s] = counts.get(s, 0) + 1
+        counts = self._counts()
         marks = ", ".join(f"{counts[s]} {s}" for s in STATUSES[1:] if counts.get(s))
         return f"<GradientFlow of {self.graph._summary()}{': ' + marks if marks else ''}>"
 
@@ -513,15 +518,16 @@ class GradientFlow:
         """
         graph = self.graph
         if len(graph.nodes) > draw.MAX_NODES:
-            ranked = sorted(self._measures().values(), key=lambda sm: -_rank(sm))
-            counts = {}
-            for s, _ in ranked:
-                counts[s] = counts.get(s, 0) + 1
             return draw.summary_card(
                 "Gradient" + graph._summary().replace("Graph", "Flow", 1),
-                [(f"{s} gradients", counts[s]) for s in STATUSES if counts.get(s)],
+                [(f"{s} gradients", n) for s, n in self._counts().items()],
                 "too large to draw node by node; str() lists every node's |grad|")
         boxes, edges = graph._boxes(self._looks)
+        if draw.points(len(boxes), edges) > draw.MAX_POINTS:
+            return draw.summary_card(
+                "Gradient" + graph._summary().replace("Graph", "Flow", 1),
+                [(f"{s} gradients", n) for s, n in self._counts().items()],
+                "too many long edges to draw node by node; str() lists every node's |grad|")
         low, high = self._scale()
         legend = [draw.legend_bar(10 ** low, 10 ** high), draw.legend_items([
             ("#e6e6e6", "#777777", "zero"), ("#d62728", "#7f0000", "NaN"),
@@ -533,10 +539,6 @@ class GradientFlow:
 
     def _repr_html_(self) -> str:
         return f"<div><p><b>{html.escape(repr(self)[1:-1])}</b></p>{self.to_svg()}</div>"
-
-
-def _rank(sm: tuple[str, float]) -> int:
-    return STATUSES.index(sm[0])
 
 
 def _norm_text(status: str, norm: float) -> str:

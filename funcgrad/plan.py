@@ -694,7 +694,7 @@ class Plan:
             edges += [(writer[r], me, f"%{r}") for r in s.inputs if r in writer]
             for o in s.outputs:
                 writer[o] = me
-        if len(boxes) > draw.MAX_NODES:
+        if len(boxes) > draw.MAX_NODES or draw.points(len(boxes), edges) > draw.MAX_POINTS:
             groups, gedges, _ = draw.condense(kinds, [e[:2] for e in edges])
             if len(groups) > draw.MAX_CONDENSED:
                 counts: dict = {}
