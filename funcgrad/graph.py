@@ -5,7 +5,7 @@ returns the :class:`Graph` it built: an immutable value holding the input and
 output Nodes and every Node between them, sorted as the backward fold visits
 them.  A Graph prints as a table, writes itself as Graphviz DOT, draws itself
 as SVG (with Graphviz, or with funcgrad's own layout where Graphviz is not
-installed: :mod:`funcgrad.draw`), shows as that drawing in Jupyter, and draws
+installed: :mod:`funcgrad.drawing`), shows as that drawing in Jupyter, and draws
 its gradient flow (:meth:`Graph.with_gradients`).
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 import numpy
 
-from . import draw, tree
+from . import drawing, tree
 from . import numpy as fnp
 from .backprop import backprop, walk
 from .combinators import _trace
@@ -43,7 +43,7 @@ from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
 # Beyond these sizes a display would be unreadable or slow (Graphviz lays out
 # thousands of nodes in minutes): the HTML table is cut, and the drawing is
-# funcgrad's own, condensed (see funcgrad.draw).
+# funcgrad's own, condensed (see funcgrad.drawing).
 HTML_MAX_ROWS = 500
 SVG_MAX_NODES = 300
 
@@ -228,7 +228,7 @@ class Graph:
 
     # -- drawings -----------------------------------------------------------
     def _boxes(self, looks: Callable[[int, Node], dict] | None = None) -> tuple[list, list]:
-        """One :class:`draw.Box` per node (program order) and the edges ``(user, used)``."""
+        """One :class:`drawing.Box` per node (program order) and the edges ``(user, used)``."""
         outs = set(self._output_ids())
         n_inputs = len(dict.fromkeys(self.inputs))
         boxes, edges = [], []
@@ -240,48 +240,48 @@ class Graph:
                 extra = looks(k, node)
                 lines += extra.pop("lines", [])
                 style.update(extra)
-            boxes.append(draw.Box(lines, title=f"%{k} {prim} {shape} {dtype}", **style))
+            boxes.append(drawing.Box(lines, title=f"%{k} {prim} {shape} {dtype}", **style))
             edges += [(u, k) for u in uses]
         return boxes, edges
 
     def _condensed_svg(self) -> str:
-        """A drawing of a graph too large to draw node by node (see :func:`draw.condense`)."""
+        """A drawing of a graph too large to draw node by node (see :func:`drawing.condense`)."""
         rows = list(self._rows())
         kinds = [r[2] for r in rows]
         outs = set(self._output_ids())
         special = [r[2] == "input" or r[0] in outs for r in rows]
         edges = [(u, r[0]) for r in rows for u in r[6]]
-        groups, gedges, hidden = draw.condense(kinds, edges, special)
+        groups, gedges, hidden = drawing.condense(kinds, edges, special)
         title = self._summary()
-        if len(groups) > draw.MAX_CONDENSED:
+        if len(groups) > drawing.MAX_CONDENSED:
             counts: dict[str, int] = {}
             for k in kinds:
                 counts[k] = counts.get(k, 0) + 1
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            depth = max(draw.layers_of(len(kinds), edges), default=-1) + 1
-            return draw.summary_card(
+            depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
+            return drawing.summary_card(
                 title, ranked, f"too large to draw ({depth} layers); its commonest primitives:")
         boxes = []
         for kind, count, sp in groups:
             if kind.startswith("repeated"):
-                boxes.append(draw.Box([kind], fill="#f3f3f3", dashed=True))
+                boxes.append(drawing.Box([kind], fill="#f3f3f3", dashed=True))
             else:
-                boxes.append(draw.Box([kind if count == 1 else f"{kind} \u00d7{count}"],
+                boxes.append(drawing.Box([kind if count == 1 else f"{kind} \u00d7{count}"],
                                       fill="#dbe8f6" if kind == "input" else "#ffffff",
                                       double=sp and kind != "input"))
         note = (f"condensed: nodes of one layer and primitive drawn as one box"
                 f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}")
-        return draw.render(boxes, gedges, title=title, legend=[_note(note)])
+        return drawing.render(boxes, gedges, title=title, legend=[_note(note)])
 
     def to_svg(self, engine: str | None = None) -> str:
         """The graph drawn as an SVG document.
 
-        ``engine='funcgrad'`` lays it out in pure Python (:mod:`funcgrad.draw`):
+        ``engine='funcgrad'`` lays it out in pure Python (:mod:`funcgrad.drawing`):
         nothing to install.  ``engine='dot'`` renders :meth:`to_dot` with
         Graphviz (the ``graphviz`` package and its ``dot`` program).  The
         default uses Graphviz when it is installed and the graph is small,
         funcgrad's layout otherwise.  Graphs of more than
-        ``draw.MAX_NODES`` nodes are condensed: one box per primitive and
+        ``drawing.MAX_NODES`` nodes are condensed: one box per primitive and
         layer, repeated blocks of layers shown once (or, beyond that, a
         summary of their primitives).
 
@@ -297,12 +297,12 @@ class Graph:
             svg = _graphviz_svg(self.to_dot(), engine == "dot")
             if svg is not None:
                 return svg
-        if len(self.nodes) > draw.MAX_NODES:
+        if len(self.nodes) > drawing.MAX_NODES:
             return self._condensed_svg()
         boxes, edges = self._boxes()
-        if draw.points(len(boxes), edges) > draw.MAX_POINTS:
+        if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
             return self._condensed_svg()
-        return draw.render(boxes, edges, title=self._summary())
+        return drawing.render(boxes, edges, title=self._summary())
 
     def with_gradients(self, grad_outputs: Sequence | None = None) -> GradientFlow:
         """The graph with the gradient of every node, from one backward fold.
@@ -365,7 +365,7 @@ class Graph:
 
 
 def _note(text: str) -> tuple[float, str]:
-    """A line of small grey text below a drawing (a legend entry for :func:`draw.render`)."""
+    """A line of small grey text below a drawing (a legend entry for :func:`drawing.render`)."""
     width = len(text) * 6.0
     return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
                   f'fill="#666666">{html.escape(text)}</text>')
@@ -496,8 +496,8 @@ class GradientFlow:
         low, high = self._scale()
         if status == "finite":
             t = (math.log10(norm) - low) / (high - low) if high > low else 1.0
-            return {"lines": [f"|g| {_norm_text(status, norm)}"], "fill": draw.scale_colour(t),
-                    "text_color": draw.text_on(t)}
+            return {"lines": [f"|g| {_norm_text(status, norm)}"], "fill": drawing.scale_colour(t),
+                    "text_color": drawing.text_on(t)}
         look = {
             "zero": {"fill": "#e6e6e6", "dashed": True, "stroke": "#777777"},
             "nan": {"fill": "#d62728", "stroke": "#7f0000", "stroke_width": 3.0,
@@ -517,22 +517,22 @@ class GradientFlow:
         True
         """
         graph = self.graph
-        if len(graph.nodes) > draw.MAX_NODES:
-            return draw.summary_card(
+        if len(graph.nodes) > drawing.MAX_NODES:
+            return drawing.summary_card(
                 "Gradient" + graph._summary().replace("Graph", "Flow", 1),
                 [(f"{s} gradients", n) for s, n in self._counts().items()],
                 "too large to draw node by node; str() lists every node's |grad|")
         boxes, edges = graph._boxes(self._looks)
-        if draw.points(len(boxes), edges) > draw.MAX_POINTS:
-            return draw.summary_card(
+        if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
+            return drawing.summary_card(
                 "Gradient" + graph._summary().replace("Graph", "Flow", 1),
                 [(f"{s} gradients", n) for s, n in self._counts().items()],
                 "too many long edges to draw node by node; str() lists every node's |grad|")
         low, high = self._scale()
-        legend = [draw.legend_bar(10 ** low, 10 ** high), draw.legend_items([
+        legend = [drawing.legend_bar(10 ** low, 10 ** high), drawing.legend_items([
             ("#e6e6e6", "#777777", "zero"), ("#d62728", "#7f0000", "NaN"),
             ("#9467bd", "#3f007d", "Inf"), ("#ffffff", "#aaaaaa", "no gradient")])]
-        return draw.render(boxes, edges, title=repr(self)[1:-1], legend=legend)
+        return drawing.render(boxes, edges, title=repr(self)[1:-1], legend=legend)
 
     def _repr_svg_(self) -> str:
         return self.to_svg()

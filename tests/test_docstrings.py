@@ -23,6 +23,7 @@ MODULES = {
     "funcgrad": fg,
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
+    "funcgrad.numpy.random": fnp.random,
     "funcgrad.nn": fg.nn,
     "funcgrad.optim": fg.optim,
 }

@@ -26,6 +26,7 @@ LAYERS = {
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
+    "funcgrad.numpy.random": 4,  # fnp.random, also fg.random
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
     "funcgrad.combinators": 6,
@@ -35,7 +36,8 @@ LAYERS = {
     "funcgrad.tracer": 6,
     "funcgrad.plan": 6,
     "funcgrad.replay": 6,
-    "funcgrad.draw": 6,  # SVG drawings of graphs and plans, no Graphviz needed
+    "funcgrad.draws": 6,  # fnp.random's draws as plan steps; other generators refused
+    "funcgrad.drawing": 6,  # SVG drawings of graphs and plans, no Graphviz needed
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
     "funcgrad.optim": 7,  # sgd, momentum, adam, rmsprop: init/update over pytrees

@@ -1,4 +1,4 @@
-"""funcgrad's own drawings (funcgrad/draw.py): graphs, plans and gradient flow as SVG.
+"""funcgrad's own drawings (funcgrad/drawing.py): graphs, plans and gradient flow as SVG.
 
 The layout is checked by its geometry (every edge points down, no two boxes of
 a row overlap, a crossing that a reordering removes is removed), the SVG by
@@ -18,7 +18,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad import draw
+from funcgrad import drawing
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -42,12 +42,12 @@ def shape_of(node: ET.Element) -> ET.Element:
 
 
 def test_layers_are_longest_paths_and_cycles_are_refused():
-    assert draw.layers_of(5, [(0, 2), (1, 2), (2, 3), (0, 3), (4, 4 - 1)]) == [0, 0, 1, 2, 0]
+    assert drawing.layers_of(5, [(0, 2), (1, 2), (2, 3), (0, 3), (4, 4 - 1)]) == [0, 0, 1, 2, 0]
     with pytest.raises(ValueError, match="cycle"):
-        draw.layers_of(2, [(0, 1), (1, 0)])
+        drawing.layers_of(2, [(0, 1), (1, 0)])
 
 
-def _crossings(lay: draw.Layout, edges) -> int:
+def _crossings(lay: drawing.Layout, edges) -> int:
     count = 0
     for (a, b), (c, d) in itertools.combinations(edges, 2):
         (xa, ya), (xb, _), (xc, yc), (xd, _) = (lay.centres[i] for i in (a, b, c, d))
@@ -58,9 +58,9 @@ def _crossings(lay: draw.Layout, edges) -> int:
 
 def test_layout_geometry():
     # Two rows wired crosswise in their given order: a reordering removes every crossing.
-    boxes = [draw.Box([name]) for name in ("a", "b", "c", "long label d", "e", "f")]
+    boxes = [drawing.Box([name]) for name in ("a", "b", "c", "long label d", "e", "f")]
     edges = [(0, 3), (1, 2), (2, 4), (3, 5), (0, 5)]
-    lay = draw.layout(boxes, edges)
+    lay = drawing.layout(boxes, edges)
     assert _crossings(lay, edges) == 0
     for u, v in edges:
         assert lay.centres[u][1] < lay.centres[v][1]  # every edge points down
@@ -191,8 +191,8 @@ def test_a_large_graph_is_condensed_quickly():
 
 
 def test_an_irregular_huge_graph_gets_a_summary(monkeypatch):
-    monkeypatch.setattr(draw, "MAX_NODES", 4)
-    monkeypatch.setattr(draw, "MAX_CONDENSED", 2)
+    monkeypatch.setattr(drawing, "MAX_NODES", 4)
+    monkeypatch.setattr(drawing, "MAX_CONDENSED", 2)
     g = fg.trace(lambda x: fnp.sum(fnp.cos(fnp.sin(x) * x + x)), np.ones(2))
     svg = g.to_svg(engine="funcgrad")
     assert "too large to draw" in svg and ">sin<" in svg
@@ -213,5 +213,5 @@ def test_a_plan_draws_itself():
 
 
 def test_scale_colours():
-    assert draw.scale_colour(-1.0) == "#ffffcc" and draw.scale_colour(2.0) == "#005a32"
-    assert draw.scale_colour(0.5) not in ("#ffffcc", "#005a32")
+    assert drawing.scale_colour(-1.0) == "#ffffcc" and drawing.scale_colour(2.0) == "#005a32"
+    assert drawing.scale_colour(0.5) not in ("#ffffcc", "#005a32")
