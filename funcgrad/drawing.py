@@ -493,6 +493,16 @@ def condense(kinds: Sequence[str], edges: Sequence[tuple], special: Sequence[boo
     >>> [g[0] for g in groups], hidden
     (['input', 'tanh', 'mul', 'repeated 8 times: the 2 layers above', 'tanh', 'mul'], 16)
     """
+    return condense_members(kinds, edges, special)[:3]
+
+
+def condense_members(kinds: Sequence[str], edges: Sequence[tuple], special: Sequence[bool] = ()
+                     ) -> tuple[list, list, int, list[int]]:
+    """:func:`condense`, and the group of each node: ``(groups, edges, hidden, group_of)``.
+
+    >>> condense_members(["input", "sin", "sin"], [(0, 1), (0, 2)], [True, False, False])[3]
+    [0, 1, 1]
+    """
     n = len(kinds)
     special = list(special) or [False] * n
     layer = layers_of(n, edges)
@@ -537,7 +547,7 @@ def condense(kinds: Sequence[str], edges: Sequence[tuple], special: Sequence[boo
             group_of[v] = repeat_of_layer[layer[v]]
     out_edges = sorted({(group_of[e[0]], group_of[e[1]]) for e in edges
                         if group_of[e[0]] != group_of[e[1]]})
-    return groups, out_edges, hidden
+    return groups, out_edges, hidden, group_of
 
 
 def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> str:
@@ -565,4 +575,4 @@ def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> st
     return "\n".join(out)
 
 
-__all__ = ["Box", "Layout", "condense", "layout", "render", "summary_card"]
+__all__ = ["Box", "Layout", "condense", "condense_members", "layout", "render", "summary_card"]

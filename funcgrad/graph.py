@@ -244,15 +244,20 @@ class Graph:
             edges += [(u, k) for u in uses]
         return boxes, edges
 
-    def _condensed_svg(self) -> str:
-        """A drawing of a graph too large to draw node by node (see :func:`drawing.condense`)."""
+    def _condensed_svg(self, flow: GradientFlow | None = None) -> str:
+        """A drawing of a graph too large to draw node by node (see :func:`drawing.condense`);
+        with ``flow``, each box shaded by the worst gradient among its nodes."""
         rows = list(self._rows())
         kinds = [r[2] for r in rows]
         outs = set(self._output_ids())
         special = [r[2] == "input" or r[0] in outs for r in rows]
         edges = [(u, r[0]) for r in rows for u in r[6]]
-        groups, gedges, hidden = drawing.condense(kinds, edges, special)
-        title = self._summary()
+        groups, gedges, hidden, member = drawing.condense_members(kinds, edges, special)
+        title = self._summary() if flow is None else _flow_title(flow)
+        if len(groups) > drawing.MAX_CONDENSED and flow is not None:
+            return drawing.summary_card(
+                title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
+                "too large to draw; str() lists every node's |grad|")
         if len(groups) > drawing.MAX_CONDENSED:
             counts: dict[str, int] = {}
             for k in kinds:
@@ -261,17 +266,28 @@ class Graph:
             depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
             return drawing.summary_card(
                 title, ranked, f"too large to draw ({depth} layers); its commonest primitives:")
+        nodes_of: list[list[Node]] = [[] for _ in groups]
+        for v, gi in enumerate(member):
+            nodes_of[gi].append(rows[v][1])
         boxes = []
-        for kind, count, sp in groups:
-            if kind.startswith("repeated"):
+        for (kind, count, sp), members in zip(groups, nodes_of, strict=True):
+            label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
+            if flow is not None:
+                worst = min((flow._measures()[n.serial] for n in members), key=_severity)
+                style = flow._look(*worst)
+                style["lines"] = [label, *style["lines"]]
+                boxes.append(drawing.Box(style.pop("lines"), double=sp and kind != "input",
+                                         **style))
+            elif kind.startswith("repeated"):
                 boxes.append(drawing.Box([kind], fill="#f3f3f3", dashed=True))
             else:
-                boxes.append(drawing.Box([kind if count == 1 else f"{kind} \u00d7{count}"],
-                                      fill="#dbe8f6" if kind == "input" else "#ffffff",
-                                      double=sp and kind != "input"))
+                boxes.append(drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff",
+                                         double=sp and kind != "input"))
         note = (f"condensed: nodes of one layer and primitive drawn as one box"
-                f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}")
-        return drawing.render(boxes, gedges, title=title, legend=[_note(note)])
+                f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}"
+                f"{'; each box shows its worst gradient' if flow is not None else ''}")
+        legend = [_note(note)] if flow is None else [*flow._legend(), _note(note)]
+        return drawing.render(boxes, gedges, title=title, legend=legend)
 
     def to_svg(self, engine: str | None = None) -> str:
         """The graph drawn as an SVG document.
@@ -492,7 +508,10 @@ class GradientFlow:
         return "\n".join(lines)
 
     def _looks(self, k: int, node: Node) -> dict:
-        status, norm = self._measures()[node.serial]
+        return self._look(*self._measures()[node.serial])
+
+    def _look(self, status: str, norm: float) -> dict:
+        """How a node (or a condensed group) of this status and norm is drawn."""
         low, high = self._scale()
         if status == "finite":
             t = (math.log10(norm) - low) / (high - low) if high > low else 1.0
@@ -518,27 +537,36 @@ class GradientFlow:
         """
         graph = self.graph
         if len(graph.nodes) > drawing.MAX_NODES:
-            return drawing.summary_card(
-                "Gradient" + graph._summary().replace("Graph", "Flow", 1),
-                [(f"{s} gradients", n) for s, n in self._counts().items()],
-                "too large to draw node by node; str() lists every node's |grad|")
+            return graph._condensed_svg(self)
         boxes, edges = graph._boxes(self._looks)
         if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
-            return drawing.summary_card(
-                "Gradient" + graph._summary().replace("Graph", "Flow", 1),
-                [(f"{s} gradients", n) for s, n in self._counts().items()],
-                "too many long edges to draw node by node; str() lists every node's |grad|")
+            return graph._condensed_svg(self)
+        return drawing.render(boxes, edges, title=repr(self)[1:-1], legend=self._legend())
+
+    def _legend(self) -> list:
         low, high = self._scale()
-        legend = [drawing.legend_bar(10 ** low, 10 ** high), drawing.legend_items([
+        return [drawing.legend_bar(10 ** low, 10 ** high), drawing.legend_items([
             ("#e6e6e6", "#777777", "zero"), ("#d62728", "#7f0000", "NaN"),
             ("#9467bd", "#3f007d", "Inf"), ("#ffffff", "#aaaaaa", "no gradient")])]
-        return drawing.render(boxes, edges, title=repr(self)[1:-1], legend=legend)
 
     def _repr_svg_(self) -> str:
         return self.to_svg()
 
     def _repr_html_(self) -> str:
         return f"<div><p><b>{html.escape(repr(self)[1:-1])}</b></p>{self.to_svg()}</div>"
+
+
+def _flow_title(flow: GradientFlow) -> str:
+    return repr(flow)[1:-1]
+
+
+_SEVERITY = {"nan": 0, "inf": 1, "finite": 2, "zero": 3, "none": 4}
+
+
+def _severity(measure: tuple[str, float]) -> tuple[int, float]:
+    """Sort key of ``(status, norm)``: NaN first, then Inf, then the largest finite norm."""
+    status, norm = measure
+    return _SEVERITY[status], -norm if status == "finite" else 0.0
 
 
 def _norm_text(status: str, norm: float) -> str:

@@ -215,3 +215,19 @@ def test_a_plan_draws_itself():
 def test_scale_colours():
     assert drawing.scale_colour(-1.0) == "#ffffcc" and drawing.scale_colour(2.0) == "#005a32"
     assert drawing.scale_colour(0.5) not in ("#ffffcc", "#005a32")
+
+
+def test_a_large_gradient_flow_is_condensed_with_its_nan_marked():
+    def loop(x):
+        for _ in range(400):
+            x = fnp.tanh(x * 1.01 + 0.1)
+        return fnp.sum(fnp.where(x > 5, fnp.sqrt(fnp.maximum(x - 5, 0.0)), 0.0))  # NaN slope
+
+    flow = fg.trace(loop, np.ones(3)).with_gradients()
+    assert len(flow.graph) > 1000
+    found = {texts(n)[0]: n for n in nodes_of(parse(flow.to_svg()))}
+    assert len(found) < 20
+    repeat = next(n for k, n in found.items() if k.startswith("repeated 398 times"))
+    assert shape_of(repeat).get("fill") == "#d62728" and "|g| NaN" in texts(repeat)
+    assert shape_of(found["sqrt"]).get("stroke-dasharray")  # a zero gradient, above the NaN
+    assert shape_of(found["sum"]).get("fill") not in ("#d62728", "#e6e6e6")
