@@ -224,7 +224,15 @@ def _summary(value: Any, width: int = 60) -> str:
 
 
 class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
-    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError)."""
+    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.require_grad(numpy.ones(2)).value = None
+    ... except fg.FrozenNodeError as exc:
+    ...     print(exc)
+    Node is immutable: cannot set 'value'
+    """
 
     def __init__(self, message: str):
         AttributeError.__init__(self, message)
