@@ -389,6 +389,9 @@ class Plan:
         self._outs: list = []
         self._compiled: Callable | None = None
         self.hits = 0
+        # What the function read besides its arguments (funcgrad.reads.World), or None:
+        # checked before each replay.
+        self.world: Any = None
 
     # -- building ---------------------------------------------------------------
     def _schedule(self) -> tuple[list[int], list, dict, int, dict]:

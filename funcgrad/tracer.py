@@ -36,9 +36,11 @@ allows it, is marked unreplayable and finishes eagerly.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import os
 import sys
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -76,8 +78,12 @@ class Slot:
     def of(cls, k: int) -> Slot:
         made = cls._made
         if len(made) <= k:  # made in blocks: one slot rarely comes alone
-            made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
+            with _SLOTS_LOCK:  # two threads extending at once would number them wrong
+                made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
         return made[k]
+
+
+_SLOTS_LOCK = threading.Lock()
 
 
 _MARKS = Slot._made
@@ -136,10 +142,12 @@ class Tape:
         return t
 
     def input(self, v: Any) -> Traced:
-        """The next input slot, holding the caller's array ``v``."""
+        """The next input slot, holding the caller's array ``v`` (or Python float)."""
         if self.n != len(self.inputs):
             raise RuntimeError("inputs come before every step")
         self.inputs.append(v)
+        if type(v) is float:
+            return _number(self, v)
         return self.new(v)
 
     @property
@@ -190,6 +198,10 @@ class Tape:
             return None
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
+        if t is float:  # a Python float made from traced data: traced itself, like the input
+            k = len(self.meta)
+            self.entries.append((CALL, fn, targs, tkw, k, name))
+            return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
@@ -720,6 +732,68 @@ def _as_array(a: Traced) -> Any:
     return a
 
 
+class TracedNumber(Traced):
+    """A Python float under trace (an argument, or computed from one): dynamic, as in JAX.
+
+    Its raw value stays a Python float, so that NumPy promotes it as it promotes
+    the float of an eager call (a weak scalar: ``float32_array * lr`` stays
+    float32); arithmetic and ``funcgrad.numpy`` functions record steps, and
+    what reads it for Python (``bool``, ``int``, ``float``, ``round``...) is a guard.
+    """
+
+    __slots__ = ()
+
+    real = property(lambda self: self.tape.call(_REAL, (self,), None, ".real"))
+    imag = property(lambda self: self.tape.call(_IMAG, (self,), None, ".imag"))
+
+    def __round__(self, ndigits=None):
+        args = (self,) if ndigits is None else (self, ndigits)
+        return self.tape.call(round, args, None, "round")
+
+    def __trunc__(self):
+        return self.tape.call(math.trunc, (self,), None, "trunc")
+
+    def __floor__(self):
+        return self.tape.call(math.floor, (self,), None, "floor")
+
+    def __ceil__(self):
+        return self.tape.call(math.ceil, (self,), None, "ceil")
+
+    def __rdivmod__(self, other):
+        return self.tape.call(divmod, (other, self), None, "divmod")
+
+
+_REAL = operator.attrgetter("real")
+_IMAG = operator.attrgetter("imag")
+_FLOAT64 = numpy.dtype(numpy.float64)
+
+
+def _number(tape: Tape, v: float) -> TracedNumber:
+    """A TracedNumber holding the Python float ``v`` in the next slot."""
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = object.__new__(TracedNumber)
+    meta = tape.meta
+    k = len(meta)
+    t.v = v
+    t.tape = tape
+    t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
+    t.shape = ()
+    t.dtype = _FLOAT64
+    meta.append(((), _FLOAT64))
+    return t
+
+
+def _register_number() -> None:
+    for name in ("as_integer_ratio", "conjugate", "hex", "is_integer"):
+        setattr(TracedNumber, name, _method(name))
+    backend.register_namespace(TracedNumber, Recorder(numpy, "replay(float)"),
+                               absorbs_numpy=True, as_array=_as_array)
+    backend.WEAK_TYPES.add(TracedNumber)
+    register_runner(TracedNumber, _run_primitive)
+    _TRACED.add(TracedNumber)
+
+
 def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, kind=CALL) -> Traced:
     """The step that made ``value``, one new array: recorded, and ``value`` traced.
 
@@ -886,6 +960,7 @@ def current_tape() -> Tape | None:
 
 
 traced_class(numpy.ndarray)
+_register_number()
 
 
 __all__ = ["ReplayError", "Slot", "Tape", "Traced", "is_traced", "traced_class"]

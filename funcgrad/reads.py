@@ -1,0 +1,328 @@
+"""What a replayed function reads besides its arguments, watched between calls (layer 6).
+
+A plan holds the values the function read from its closure, its globals, the
+attributes of the objects it was given as static arguments or bound to: the
+arrays among them are read by its steps, and everything derived from them in
+Python (``numpy.sin(c)``, ``float(c[0])``, a branch on ``c``) is baked into
+it.  :func:`snapshot` records, after a trace, *where* each of those values was
+found and what it was: ``World.holds()`` then checks, before each replay, that
+every name is still bound to the same object (an identity check) and that
+every array holds the same bytes (a byte comparison with a copy, or a digest of
+large arrays).  A change means the plan is stale: the call traces again.
+
+The walk starts from the function (and the static arguments), and follows
+closure cells, defaults, the globals its code names (the code of nested
+functions included), the functions and bound methods it reaches, the
+attributes those codes name on the objects it reaches, and the items of
+lists, tuples and dicts -- a few levels deep.  Library code (NumPy, funcgrad's
+own globals, the standard library) is not walked.
+
+>>> import numpy
+>>> def scaled(c):
+...     return lambda x: x * c
+>>> c = numpy.ones(2)
+>>> world = snapshot([scaled(c)])
+>>> world.holds()
+True
+>>> c[0] = 5.0
+>>> world.holds()
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any
+
+import numpy
+
+from . import backend
+from .node import Node
+from .plan import same
+from .tracer import is_traced
+
+# Arrays up to this size are compared with a copy (exact, and the fastest); larger
+# ones with a 128-bit BLAKE2 digest of their bytes (no copy kept).
+COPY_MAX_BYTES = 1 << 24
+MAX_DEPTH = 6
+
+_MISSING = object()
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+_LIBRARIES = frozenset({"numpy", "scipy", "funcgrad", "optree", "pyrsistent", "attrs", "jax",
+                        "jaxlib", "cupy", "dask", "torch", "pandas", "autograd", "hypothesis",
+                        "pytest", "_pytest"})
+_RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, numpy.random.BitGenerator)
+
+
+def _is_library(module_name: str | None) -> bool:
+    if not module_name:
+        return False
+    top = module_name.partition(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+
+
+def _fingerprint(a: numpy.ndarray) -> Any:
+    if a.nbytes <= COPY_MAX_BYTES:
+        return a.tobytes()
+    data = a if a.flags.c_contiguous else numpy.ascontiguousarray(a)
+    return hashlib.blake2b(data.view(numpy.uint8).reshape(-1), digest_size=16).digest()
+
+
+def _host_fingerprint(a: Any) -> Any:
+    """The fingerprint of an array of another namespace (through the host), or None."""
+    entry = backend._lookup(type(a))
+    if entry is None or entry.lazy or entry.to_host is None:
+        return None  # lazy (Dask) arrays are immutable: their identity is enough
+    return _fingerprint(numpy.ascontiguousarray(entry.to_host(a)))
+
+
+class World:
+    """Where the values a function read were found, and what they were.
+
+    ``cells``: ``(cell, value, where)``; ``items``: ``(mapping, key, value,
+    where)`` (globals, ``__dict__``s, dicts); ``sizes``: ``(container, length,
+    where)``; ``arrays``: ``(array, shape, dtype, fingerprint, where)``;
+    ``foreign``: arrays of other namespaces.  :meth:`holds` is the check made
+    before each replay, :meth:`changed` names what changed.
+    """
+
+    __slots__ = ("arrays", "cells", "foreign", "items", "sizes")
+
+    def __init__(self):
+        self.cells: list = []
+        self.items: list = []
+        self.sizes: list = []
+        self.arrays: list = []
+        self.foreign: list = []
+
+    def __len__(self) -> int:
+        return (len(self.cells) + len(self.items) + len(self.sizes) + len(self.arrays)
+                + len(self.foreign))
+
+    def holds(self) -> bool:
+        """Whether every name is bound as it was and every array holds the same bytes."""
+        for cell, want, _ in self.cells:
+            try:
+                got = cell.cell_contents
+            except ValueError:  # emptied
+                return False
+            if got is not want and not _same_scalar(got, want):
+                return False
+        for mapping, key, want, _ in self.items:
+            got = mapping.get(key, _MISSING)
+            if got is not want and not _same_scalar(got, want):
+                return False
+        for seq, n, _ in self.sizes:
+            if len(seq) != n:
+                return False
+        for a, shape, dtype, fp, _ in self.arrays:
+            if a.shape != shape or a.dtype != dtype:
+                return False
+            if a.nbytes <= COPY_MAX_BYTES:
+                if a.tobytes() != fp:
+                    return False
+            elif _fingerprint(a) != fp:
+                return False
+        for a, fp, _ in self.foreign:
+            if _host_fingerprint(a) != fp:
+                return False
+        return True
+
+    def changed(self, strict: bool = False) -> str | None:
+        """The first watched place that no longer holds, described (None if all hold).
+
+        ``strict``: arrays, closure cells, globals and attributes only -- what a
+        function changing while it runs makes a plan wrong (a list it appends
+        to, a dict it fills, are not counted)."""
+        rows = [(w, World()) for w in ("arrays", "foreign", "cells", "items", "sizes")]
+        for kind, probe in rows:
+            if strict and kind == "sizes":
+                continue
+            for row in getattr(self, kind):
+                if strict and kind == "items" and not row[-1].startswith(
+                        ("global", "attribute")):
+                    continue
+                setattr(probe, kind, [row])
+                if not probe.holds():
+                    return row[-1]
+        return None
+
+
+def _same_scalar(got: Any, want: Any) -> bool:
+    """Equal immutable scalars (a float rebound to an equal value is not a change)."""
+    return type(got) in _SCALARS and same(got, want)
+
+
+class _Walk:
+    def __init__(self):
+        self.world = World()
+        self.seen: set[int] = set()
+        self.names: set[str] = set()  # attribute and global names the reached code uses
+        self.objects: list = []  # (object, depth) whose attributes wait for the names
+        self.codes: set[int] = set()
+        self.keep: list = []  # what `seen` names stays alive while we walk
+
+    # -- places ----------------------------------------------------------------------
+    def cell(self, cell: Any, depth: int, where: str) -> None:
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            return
+        self.world.cells.append((cell, value, where))
+        self.value(value, depth, where)
+
+    def item(self, mapping: dict, key: Any, depth: int, where: str) -> None:
+        value = mapping.get(key, _MISSING)
+        if value is _MISSING:
+            return
+        self.world.items.append((mapping, key, value, where))
+        self.value(value, depth, where)
+
+    # -- values ----------------------------------------------------------------------
+    def value(self, v: Any, depth: int, where: str) -> None:
+        t = type(v)
+        if t in _SCALARS or depth > MAX_DEPTH:
+            return
+        if id(v) in self.seen:
+            return
+        self.seen.add(id(v))
+        self.keep.append(v)
+        if t is numpy.ndarray:
+            self.world.arrays.append((v, v.shape, v.dtype, _fingerprint(v), where))
+            return
+        if t is Node or is_traced(v):
+            return  # immutable; a traced value kept by a side effect cannot be used later
+        if isinstance(v, numpy.generic) or isinstance(v, _RNG_TYPES):
+            return  # immutable; generators are watched by the random-number checks
+        if backend._lookup(t) is not None:  # an array of another namespace
+            fp = _host_fingerprint(v)
+            if fp is not None:
+                self.world.foreign.append((v, fp, where))
+            return
+        if t is types.FunctionType:
+            self.function(v, depth)
+        elif t is types.MethodType:
+            self.value(v.__func__, depth + 1, where)
+            self.value(v.__self__, depth + 1, f"{where}.__self__")
+        elif t is functools.partial:
+            self.value(v.func, depth + 1, where)
+            for i, a in enumerate(v.args):
+                self.value(a, depth + 1, f"{where} argument {i}")
+            for k in v.keywords:
+                self.item(v.keywords, k, depth + 1, f"{where} keyword {k}")
+        elif t is list:
+            self.world.sizes.append((v, len(v), where))
+            for i in range(len(v)):
+                self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
+        elif t is tuple or t is frozenset or hasattr(v, "_fields"):
+            for i, o in enumerate(v):
+                self.value(o, depth + 1, f"{where}[{i}]")
+        elif t is dict:
+            self.world.sizes.append((v, len(v), where))
+            for k in list(v):
+                self.item(v, k, depth + 1, f"{where}[{k!r}]")
+        elif isinstance(v, (types.ModuleType, type)):
+            if isinstance(v, types.ModuleType) and not _is_library(v.__name__):
+                self.objects.append((v, depth))  # a user module: the attributes code names
+        elif isinstance(v, (types.BuiltinFunctionType, numpy.ufunc)):
+            return
+        elif _is_library(t.__module__) and t.__module__.partition(".")[0] != "funcgrad":
+            return
+        else:
+            inner = getattr(v, "fun", None)  # fg.replay, custom_vjp... (funcgrad's wrappers)
+            if t.__module__.startswith("funcgrad"):
+                for name, o in list(getattr(v, "__dict__", {}).items()):
+                    if callable(o):  # the user's functions it wraps, not its own state
+                        self.value(o, depth + 1, f"{where}.{name}")
+                if inner is not None:
+                    self.value(inner, depth + 1, f"{where}.fun")
+                return
+            if hasattr(v, "__dict__"):
+                self.objects.append((v, depth))
+                for klass in t.__mro__:
+                    if _is_library(klass.__module__):
+                        continue
+                    for o in vars(klass).values():
+                        if isinstance(o, (types.FunctionType, property, staticmethod,
+                                          classmethod)):
+                            f = getattr(o, "fget", None) or getattr(o, "__func__", o)
+                            if isinstance(f, types.FunctionType):
+                                self.code_names(f.__code__)
+
+    def function(self, f: types.FunctionType, depth: int) -> None:
+        name = getattr(f, "__qualname__", "function")
+        mod = getattr(f, "__module__", None)
+        library = _is_library(mod)
+        for cellname, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
+            self.cell(cell, depth + 1, f"{cellname!r} (closed over by {name})")
+        for i, d in enumerate(f.__defaults__ or ()):
+            self.value(d, depth + 1, f"default {i} of {name}")
+        for k in (f.__kwdefaults__ or {}):
+            self.item(f.__kwdefaults__, k, depth + 1, f"default {k!r} of {name}")
+        if library:
+            return
+        names = self.code_names(f.__code__)
+        glob = f.__globals__
+        for n in sorted(names):
+            if n in glob:
+                self.item(glob, n, depth + 1, f"global {n!r} (read by {name})")
+
+    def code_names(self, code: types.CodeType) -> set[str]:
+        found: set[str] = set()
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            found.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        self.names |= found
+        return found
+
+    def attributes(self) -> None:
+        """The attributes that the reached code names, of the objects reached (until no
+        new object or name turns up)."""
+        done: set[tuple[int, str]] = set()
+        while True:
+            pending = [(o, d, n) for o, d in self.objects for n in self.names
+                       if (id(o), n) not in done]
+            if not pending:
+                return
+            for o, d, n in pending:
+                done.add((id(o), n))
+                attrs = getattr(o, "__dict__", None)
+                if isinstance(attrs, dict) and n in attrs:
+                    label = getattr(o, "__name__", None) or f"a {type(o).__name__}"
+                    self.item(attrs, n, d + 1, f"attribute {n!r} of {label}")
+                else:  # a method of its class: its code names more attributes
+                    f = getattr(type(o), n, None)
+                    f = getattr(f, "fget", None) or getattr(f, "__func__", f)
+                    if isinstance(f, types.FunctionType) and not _is_library(f.__module__):
+                        self.value(f, d + 1, n)
+
+
+class _Items:
+    """A list seen as a mapping from index to item (``get`` as dicts have it)."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: list):
+        self.seq = seq
+
+    def get(self, i: int, default: Any = None) -> Any:
+        seq = self.seq
+        return seq[i] if i < len(seq) else default
+
+
+def snapshot(roots: Iterable[Any]) -> World:
+    """The :class:`World` of what ``roots`` (a function, static arguments) read."""
+    walk = _Walk()
+    for i, r in enumerate(roots):
+        walk.value(r, 0, "the function" if i == 0 else f"static argument {i}")
+    walk.attributes()
+    return walk.world
+
+
+__all__ = ["COPY_MAX_BYTES", "World", "snapshot"]
