@@ -34,6 +34,7 @@ LAYERS = {
     "funcgrad.checks": 6,
     "funcgrad.tracer": 6,
     "funcgrad.plan": 6,
+    "funcgrad.reads": 6,
     "funcgrad.replay": 6,
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
