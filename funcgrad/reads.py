@@ -31,6 +31,7 @@ False
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import sys
@@ -45,9 +46,11 @@ from .node import Node
 from .plan import same
 from .tracer import is_traced
 
-# Arrays up to this size are compared with a copy (exact, and the fastest); larger
-# ones with a 128-bit BLAKE2 digest of their bytes (no copy kept).
+# Arrays up to this size are compared with a copy (exact: their bytes; above
+# MEMCMP_MIN_BYTES with C's memcmp, without a temporary); larger ones with a 128-bit
+# BLAKE2 digest of their bytes (no copy kept).
 COPY_MAX_BYTES = 1 << 24
+MEMCMP_MIN_BYTES = 1 << 14
 MAX_DEPTH = 6
 
 _MISSING = object()
@@ -65,11 +68,53 @@ def _is_library(module_name: str | None) -> bool:
     return top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
 
 
+def _load_memcmp() -> Any:
+    try:
+        libc = ctypes.CDLL(None) if sys.platform != "win32" else ctypes.cdll.msvcrt
+        memcmp = libc.memcmp
+    except (OSError, AttributeError):
+        return None
+    memcmp.restype = ctypes.c_int
+    memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return memcmp
+
+
+_MEMCMP = _load_memcmp()
+
+
+class _Copy:
+    """A copy of an array's bytes, compared with memcmp (no temporary)."""
+
+    __slots__ = ("address", "copy", "n")
+
+    def __init__(self, a: numpy.ndarray):
+        self.copy = numpy.ascontiguousarray(a).copy()
+        self.address = self.copy.__array_interface__["data"][0]
+        self.n = a.nbytes
+
+    def same(self, a: numpy.ndarray) -> bool:
+        if a.flags.c_contiguous:
+            return _MEMCMP(a.__array_interface__["data"][0], self.address, self.n) == 0
+        return numpy.ascontiguousarray(a).tobytes() == self.copy.tobytes()
+
+
 def _fingerprint(a: numpy.ndarray) -> Any:
-    if a.nbytes <= COPY_MAX_BYTES:
+    if a.nbytes < MEMCMP_MIN_BYTES or (_MEMCMP is None and a.nbytes <= COPY_MAX_BYTES):
         return a.tobytes()
+    if a.nbytes <= COPY_MAX_BYTES:
+        return _Copy(a)
+    return _Digest(_digest(a))
+
+
+def _digest(a: numpy.ndarray) -> bytes:
     data = a if a.flags.c_contiguous else numpy.ascontiguousarray(a)
     return hashlib.blake2b(data.view(numpy.uint8).reshape(-1), digest_size=16).digest()
+
+
+class _Digest(bytes):
+    """The BLAKE2 digest of a large array's bytes."""
+
+    __slots__ = ()
 
 
 def _host_fingerprint(a: Any) -> Any:
@@ -77,7 +122,8 @@ def _host_fingerprint(a: Any) -> Any:
     entry = backend._lookup(type(a))
     if entry is None or entry.lazy or entry.to_host is None:
         return None  # lazy (Dask) arrays are immutable: their identity is enough
-    return _fingerprint(numpy.ascontiguousarray(entry.to_host(a)))
+    host = numpy.ascontiguousarray(entry.to_host(a))
+    return host.tobytes() if host.nbytes <= COPY_MAX_BYTES else _digest(host)
 
 
 class World:
@@ -122,10 +168,14 @@ class World:
         for a, shape, dtype, fp, _ in self.arrays:
             if a.shape != shape or a.dtype != dtype:
                 return False
-            if a.nbytes <= COPY_MAX_BYTES:
+            t = type(fp)
+            if t is bytes:
                 if a.tobytes() != fp:
                     return False
-            elif _fingerprint(a) != fp:
+            elif t is _Copy:
+                if not fp.same(a):
+                    return False
+            elif _digest(a) != fp:
                 return False
         for a, fp, _ in self.foreign:
             if _host_fingerprint(a) != fp:
@@ -255,8 +305,9 @@ class _Walk:
 
     def function(self, f: types.FunctionType, depth: int) -> None:
         name = getattr(f, "__qualname__", "function")
-        mod = getattr(f, "__module__", None)
-        library = _is_library(mod)
+        # The module that holds its code (functools.wraps copies __module__ from the
+        # function it wraps: funcgrad's wrappers would pass for the user's code).
+        library = _is_library(f.__globals__.get("__name__"))
         for cellname, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
             self.cell(cell, depth + 1, f"{cellname!r} (closed over by {name})")
         for i, d in enumerate(f.__defaults__ or ()):

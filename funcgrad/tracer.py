@@ -424,6 +424,22 @@ METADATA = frozenset({
     "may_share_memory", "shares_memory", "get_array_module", "get_printoptions",
     "errstate", "iinfo", "finfo", "dtype", "common_type", "ndarray",
 })
+# Functions whose result's shape depends on the values of their data, whatever its dtype:
+# their shapes are guarded (a float array's unique values, nonzero entries...).
+DATA_SHAPED = frozenset({
+    "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "nonzero",
+    "flatnonzero", "argwhere", "compress", "extract", "trim_zeros", "setdiff1d",
+    "intersect1d", "union1d", "setxor1d", "histogram", "histogram_bin_edges", "histogramdd",
+    "histogram2d", "roots", "delete", "insert", "repeat", "bincount", "select", "resize",
+})
+
+
+def _data_shaped(name: str, args: tuple) -> bool:
+    """Whether a call of ``name`` on ``args`` makes a shape from data: one of DATA_SHAPED,
+    or ``where`` given its condition alone (which is ``nonzero``)."""
+    return name in DATA_SHAPED or (name == "where" and len(args) == 1)
+
+
 # Methods that change their array in place.
 _IN_PLACE_METHODS = frozenset({"fill", "sort", "resize", "put", "itemset", "partition",
                                "setfield", "setflags", "byteswap"})
@@ -527,7 +543,8 @@ class Traced:
         name = func.__name__
         if name in METADATA:
             return func(*_split(args, self.tape)[0], **_split_kw(kwargs, self.tape)[0])
-        return self.tape.call(func, args, kwargs, name, _suspect(args) or _suspect(kwargs))
+        return self.tape.call(func, args, kwargs, name,
+                              _data_shaped(name, args) or _suspect(args) or _suspect(kwargs))
 
 
 def _record_effect(tape: Tape, fn, args, kwargs, name):
@@ -568,7 +585,7 @@ def _method(name: str) -> Callable:
             tape._check_target(self, f".{name}()")
             return _record_effect(tape, unbound, (self, *args), kwargs, f".{name}")
         return tape.call(unbound, (self, *args), kwargs, f".{name}",
-                         _suspect(args) or _suspect(kwargs))
+                         name in DATA_SHAPED or _suspect(args) or _suspect(kwargs))
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -832,11 +849,12 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
         value = impl(v)
         if type(value) in _NUMPY_ARRAYS:
-            check = (a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
-                     and not _elementwise(prim.numpy_impl))
+            check = ((a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
+                      and not _elementwise(prim.numpy_impl)) or prim.name in DATA_SHAPED)
             return _emit(a.tape, impl, (a.mark,), None, value, prim.name, check)
         return a.tape.result(impl, (a.mark,), None, value, prim.name,
-                             a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+                             (a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+                             or prim.name in DATA_SHAPED)
     if len(args) == 2 and not kwargs:  # binary: a traced value and a constant, or two
         a, b = args
         ta, tb = type(a), type(b)
@@ -856,7 +874,7 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                     else prim.impl)
             value = impl(av, bv)
             check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(
-                prim.numpy_impl) and _suspect(args))
+                prim.numpy_impl) and _suspect(args)) or prim.name in DATA_SHAPED
             if type(value) in _NUMPY_ARRAYS:
                 return _emit(tape, impl, (am, bm), None, value, prim.name, check)
             return tape.result(impl, (am, bm), None, value, prim.name, check)
@@ -893,7 +911,8 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     # A shape that data decides is guarded: non-elementwise steps given integer or
     # boolean traced data (indices, masks, counts).
     check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(prim.numpy_impl)
-             and (_suspect(args) or (kwargs and _suspect(kwargs))))
+             and (_suspect(args) or (kwargs and _suspect(kwargs)))) or _data_shaped(
+                 prim.name, args)
     if type(value) in _NUMPY_ARRAYS:
         return _emit(tape, impl, targs, tkw, value, prim.name, check)
     return tape.result(impl, targs, tkw, value, prim.name, check)
@@ -942,7 +961,8 @@ def _recording(fn: Callable, name: str) -> Callable:
         tape = _TAPE.get()
         if tape is None:
             raise ReplayError(_closed_message())
-        check = not elementwise and (_suspect(args) or _suspect(kwargs))
+        check = not elementwise and (_data_shaped(name, args) or _suspect(args)
+                                     or _suspect(kwargs))
         return tape.call(fn, args, kwargs, name, check)
 
     call.__name__ = name
