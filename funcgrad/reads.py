@@ -136,9 +136,10 @@ class World:
     before each replay, :meth:`changed` names what changed.
     """
 
-    __slots__ = ("arrays", "cells", "foreign", "items", "sizes")
+    __slots__ = ("arrays", "cells", "clocks", "foreign", "items", "sizes")
 
     def __init__(self):
+        self.clocks: list[str] = []  # clocks the code reads: what no plan can replay
         self.cells: list = []
         self.items: list = []
         self.sizes: list = []
@@ -215,6 +216,7 @@ class _Walk:
         self.objects: list = []  # (object, depth) whose attributes wait for the names
         self.codes: set[int] = set()
         self.keep: list = []  # what `seen` names stays alive while we walk
+        self.modules: list = []  # clock modules reached: their names, checked at the end
 
     # -- places ----------------------------------------------------------------------
     def cell(self, cell: Any, depth: int, where: str) -> None:
@@ -276,10 +278,12 @@ class _Walk:
             for k in list(v):
                 self.item(v, k, depth + 1, f"{where}[{k!r}]")
         elif isinstance(v, (types.ModuleType, type)):
+            self.clock_module(v, where)
             if isinstance(v, types.ModuleType) and not _is_library(v.__name__):
                 self.objects.append((v, depth))  # a user module: the attributes code names
         elif isinstance(v, (types.BuiltinFunctionType, numpy.ufunc)):
-            return
+            if v.__name__ in _CLOCKS.get(getattr(v, "__module__", None), ()):
+                self.world.clocks.append(f"{v.__module__}.{v.__name__} ({where})")
         elif _is_library(t.__module__) and t.__module__.partition(".")[0] != "funcgrad":
             return
         else:
@@ -302,6 +306,13 @@ class _Walk:
                             f = getattr(o, "fget", None) or getattr(o, "__func__", o)
                             if isinstance(f, types.FunctionType):
                                 self.code_names(f.__code__)
+
+    def clock_module(self, v: Any, where: str) -> None:
+        """A module or class whose clock functions the code may call (``time.time()``)."""
+        key = v.__name__ if isinstance(v, types.ModuleType) else (
+            f"{v.__module__}.{v.__qualname__}")
+        if key in _CLOCKS:
+            self.modules.append((v, key, where))
 
     def function(self, f: types.FunctionType, depth: int) -> None:
         name = getattr(f, "__qualname__", "function")
@@ -367,12 +378,27 @@ class _Items:
         return seq[i] if i < len(seq) else default
 
 
+# Clocks: functions whose value changes from call to call with no argument changing.
+_CLOCKS = {
+    "time": frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
+                       "monotonic_ns", "process_time", "process_time_ns", "thread_time",
+                       "thread_time_ns", "localtime", "gmtime", "ctime", "asctime",
+                       "strftime"}),
+    "datetime": frozenset({"now", "utcnow", "today"}),
+    "datetime.datetime": frozenset({"now", "utcnow", "today"}),
+    "datetime.date": frozenset({"today"}),
+}
+
+
 def snapshot(roots: Iterable[Any]) -> World:
     """The :class:`World` of what ``roots`` (a function, static arguments) read."""
     walk = _Walk()
     for i, r in enumerate(roots):
         walk.value(r, 0, "the function" if i == 0 else f"static argument {i}")
     walk.attributes()
+    for _, key, where in walk.modules:
+        for name in sorted(_CLOCKS[key] & walk.names):
+            walk.world.clocks.append(f"{key}.{name} ({where})")
     return walk.world
 
 

@@ -36,12 +36,15 @@ from __future__ import annotations
 import ctypes
 import functools
 import inspect
+import os
 import random
+import sys
 import threading
 import types
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy
@@ -247,6 +250,8 @@ class Replayed:
         rngs = _random_state(self.fun, leaves if treedef is not None else ())
         watch: list = []
         watch_token = _HOOK_WATCH.set(watch)
+        opened: list = []
+        opened_token = _opening(opened)
         try:
             with tape.active():
                 out = self.fun(*traced_args, **traced_kwargs)
@@ -278,11 +283,21 @@ class Replayed:
         finally:
             tape.open = False
             _HOOK_WATCH.reset(watch_token)
+            _OPENED.reset(opened_token)
         why = None
         if watch:
             why = "hooks"  # documented: run eagerly, quietly
         elif tape.tainted:
             why = tape.tainted
+        elif before.clocks or opened:
+            what = (f"read the clock {before.clocks[0]}" if before.clocks else
+                    f"opened the file {opened[0]!r}")
+            if not self.fallback:
+                raise ReplayError(
+                    f"fg.replay: the function {what} while it was traced; a plan would keep "
+                    "what it read at every call. Read it outside and pass it in as an "
+                    "argument, or pass fallback=True to fg.replay to run such calls eagerly")
+            why = what
         else:
             moved = _random_moved(rngs)
             if moved:
@@ -362,6 +377,34 @@ class Replayed:
 
 
 _FAILED = object()  # a step of the plan raised
+
+# Files opened while a trace runs in this context (an audit hook, installed once).
+_OPENED: ContextVar[list | None] = ContextVar("funcgrad_replay_opened", default=None)
+_HOOK_INSTALLED: list = []
+_NOT_DATA = (".py", ".pyc", ".so", ".pyd", ".pth", ".dylib")  # imports, not data
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open":
+        opened = _OPENED.get()
+        if opened is not None and args:
+            path = args[0]
+            if isinstance(path, (str, bytes)) and not os.fsdecode(path).endswith(_NOT_DATA):
+                opened.append(os.fsdecode(path))
+            elif isinstance(path, int):  # os.fdopen, a descriptor
+                opened.append(f"file descriptor {path}")
+
+
+def _opening(opened: list) -> Any:
+    if not _HOOK_INSTALLED:
+        with _INSTALL_LOCK:
+            if not _HOOK_INSTALLED:
+                sys.addaudithook(_audit)
+                _HOOK_INSTALLED.append(True)
+    return _OPENED.set(opened)
+
+
+_INSTALL_LOCK = threading.Lock()
 
 
 def replay(fun: Callable | None = None, *, max_plans: int = 16, fallback: bool = False,
