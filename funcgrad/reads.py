@@ -248,7 +248,7 @@ class _Walk:
             return
         if t is Node or is_traced(v):
             return  # immutable; a traced value kept by a side effect cannot be used later
-        if isinstance(v, numpy.generic) or isinstance(v, _RNG_TYPES):
+        if isinstance(v, (numpy.generic, *_RNG_TYPES)):
             return  # immutable; generators are watched by the random-number checks
         if backend._lookup(t) is not None:  # an array of another namespace
             fp = _host_fingerprint(v)

@@ -42,12 +42,12 @@ def check(replayed, eager, *args, **kwargs):
 
 
 def test_signed_zero_arguments_do_not_collide():
-    f = lambda x, c: x / c  # noqa: E731
+    f = lambda x, c: x / c
     r = fg.replay(f)
     with np.errstate(divide="ignore"):
         check(r, f, np.ones(1), 0.0)
         assert r(np.ones(1), -0.0)[0] == -np.inf  # was [inf]: the 0.0 signature
-        arctan2 = lambda y, x: fnp.arctan2(y, x)  # noqa: E731
+        arctan2 = lambda y, x: fnp.arctan2(y, x)
         at = fg.replay(arctan2)
         for y, x in ((0.0, 1.0), (0.0, -0.0), (-0.0, -1.0), (1.0, -0.0)):
             check(at, arctan2, np.array([y]), x)  # the right quadrant at each call
@@ -283,7 +283,7 @@ def test_rebinding_a_closed_over_name_is_seen():
 
     r = fg.replay(f)
     check(r, f, np.ones(2))
-    scale = np.array([3.0, 4.0])  # noqa: F841 - read by f through its cell
+    scale = np.array([3.0, 4.0])
     check(r, f, np.ones(2))
     assert r(np.ones(2)) == 21.0
 
@@ -304,7 +304,7 @@ def test_rebinding_a_global_is_seen_as_in_a_notebook_training_loop():
     saved = W, TEMPERATURE
     try:
         for _ in range(3):
-            value, g = check(step, eager, x)
+            check(step, eager, x)
             W = W - 0.1 * np.ones(2)  # the loop rebinds what the function reads
         TEMPERATURE = 2.0
         check(step, eager, x)

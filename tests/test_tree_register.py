@@ -70,7 +70,7 @@ def test_grad_value_and_grad_and_replay_against_jax_and_finite_differences():
     assert type(g) is Params
     want = jax.grad(lambda p: loss(p, jnp))(JP)
     np.testing.assert_allclose(_flat(g), _flat(want), rtol=1e-12)
-    flat = lambda v: loss(Params(v[:3], v[3:]))  # noqa: E731
+    flat = lambda v: loss(Params(v[:3], v[3:]))
     np.testing.assert_allclose(_flat(g), numgrad(flat, _flat(P)), rtol=1e-6)
     value, g2 = fg.value_and_grad(loss)(P)
     np.testing.assert_allclose(value, loss(P, np))
@@ -83,7 +83,7 @@ def test_grad_value_and_grad_and_replay_against_jax_and_finite_differences():
 
 
 def test_vjp_jvp_and_jacobian_keep_the_structure():
-    f = lambda p: Params(p.w * p.b, fnp.sin(p.b))  # noqa: E731
+    f = lambda p: Params(p.w * p.b, fnp.sin(p.b))
     out, vjp = fg.vjp(f, P)
     assert type(out) is Params
     (ct,) = vjp(Params(np.ones(3), np.ones(3)))
@@ -91,7 +91,7 @@ def test_vjp_jvp_and_jacobian_keep_the_structure():
     (jct,) = jvjp(_JaxParams(jnp.ones(3), jnp.ones(3)))
     np.testing.assert_allclose(_flat(ct), _flat(jct), rtol=1e-12)
     tangent = Params(np.array([1.0, 0.0, 2.0]), np.array([0.5, 1.0, 0.0]))
-    primal, tout = fg.jvp(loss, (P,), (tangent,))
+    _, tout = fg.jvp(loss, (P,), (tangent,))
     _, jtout = jax.jvp(lambda p: loss(p, jnp), (JP,), (_JaxParams(*map(jnp.asarray, (
         tangent.w, tangent.b))),))
     np.testing.assert_allclose(tout, jtout, rtol=1e-12)
@@ -128,7 +128,7 @@ def test_checkpoint_and_custom_vjp_take_registered_classes():
 
 def test_register_node_with_aux_data_and_nested_classes():
     a = Affine(np.array([1.0, 2.0]), np.array(0.5), act="sin")
-    f = lambda a: fnp.sum(getattr(fnp, a.act)(a.w) * a.b)  # noqa: E731
+    f = lambda a: fnp.sum(getattr(fnp, a.act)(a.w) * a.b)
     g = fg.grad(f)(a)
     assert type(g) is Affine and g.act == "sin"
     np.testing.assert_allclose(g.w, np.cos(a.w) * 0.5)
