@@ -592,6 +592,8 @@ def _signature(args: tuple, kwargs: dict, replayed: Replayed) -> tuple:
         elif backend._lookup(t) is not None:
             sig.append((t, leaf.shape, leaf.dtype, backend.device_of(leaf)))
             inputs.append(leaf)
+        elif _by_identity(t):
+            sig.append(_Identity(leaf))
         else:
             raise _refused(replayed, args, kwargs, i, leaf)
     orders = _dict_orders(args, kwargs)
@@ -617,6 +619,32 @@ def _dict_orders(args: tuple, kwargs: dict) -> tuple:
     return tuple(found)
 
 
+def _by_identity(t: type) -> bool:
+    """Arguments in the signature by identity: ``fnp.random``'s generators (their draws
+    are steps of the plan, made from the generator the call was traced with)."""
+    drawing = getattr(sys.modules.get("funcgrad.numpy.random"), "_Drawing", None)
+    return isinstance(drawing, type) and issubclass(t, drawing)
+
+
+class _Identity:
+    """A signature entry equal only to itself's object (and keeping it alive)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Identity and other.obj is self.obj
+
+
+_GENERATORS = (numpy.random.Generator, numpy.random.RandomState, numpy.random.BitGenerator,
+               random.Random)
+
+
 def _refused(replayed: Replayed, args: tuple, kwargs: dict, index: int, leaf: Any) -> Exception:
     """The TypeError for an argument that is neither dynamic nor a signature value."""
     where = f"argument leaf {index}"
@@ -639,6 +667,13 @@ def _refused(replayed: Replayed, args: tuple, kwargs: dict, index: int, leaf: An
             where += " at " + "".join(f"[{p!r}]" for p in rest)
     kind = type(leaf).__qualname__
     fun = getattr(replayed.fun, "__qualname__", "fun")
+    if isinstance(leaf, _GENERATORS):
+        owner = "a NumPy" if isinstance(leaf, _GENERATORS[:3]) else "a Python"
+        return ReplayError(
+            f"fg.replay({fun}): {where} is {owner} {kind}: a plan would repeat its draws at "
+            "every call. Draw with fnp.random (also fg.random: NumPy's API and numbers, "
+            "whose draws are steps of the plan) and pass its generator, or draw outside and "
+            "pass the numbers in")
     return FuncgradTypeError(
         f"fg.replay({fun}): {where} is a {kind}, which a plan cannot follow: it is neither an "
         "array, a number, a string, nor a registered pytree, and what it holds could change "
