@@ -387,12 +387,25 @@ _NOT_DATA = (".py", ".pyc", ".so", ".pyd", ".pth", ".dylib")  # imports, not dat
 def _audit(event: str, args: tuple) -> None:
     if event == "open":
         opened = _OPENED.get()
-        if opened is not None and args:
+        if opened is not None and len(args) == 3 and _reads_old_data(args[1], args[2]):
             path = args[0]
             if isinstance(path, (str, bytes)) and not os.fsdecode(path).endswith(_NOT_DATA):
                 opened.append(os.fsdecode(path))
             elif isinstance(path, int):  # os.fdopen, a descriptor
                 opened.append(f"file descriptor {path}")
+
+
+def _reads_old_data(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` (builtin ``mode``, or ``os.open``'s ``flags``) can read what the
+    file held before the call: a file written, created anew or emptied cannot (writing
+    is a side effect, as ``print`` is: done when the function is traced)."""
+    if isinstance(mode, str):
+        return "r" in mode or ("a" in mode and "+" in mode)
+    if not isinstance(flags, int):
+        return True
+    if flags & os.O_ACCMODE == os.O_WRONLY or flags & os.O_TRUNC:
+        return False
+    return not (flags & os.O_CREAT and flags & os.O_EXCL)
 
 
 def _opening(opened: list) -> Any:
