@@ -403,13 +403,28 @@ def test_other_impure_calls_run_at_trace_time_only():
     calls = []
 
     def f(x):
-        calls.append(time.perf_counter())  # a Python side effect: documented, not seen
+        calls.append("traced")  # a Python side effect: documented, done at trace time
         return fnp.sum(x)
 
     r = fg.replay(f)
     r(np.ones(2))
     r(np.ones(2))
     assert len(calls) == 1 and r.stats.hits == 1
+
+
+def test_reading_a_clock_is_refused_or_eager_with_fallback():
+    calls = []
+
+    def f(x):
+        calls.append(time.perf_counter())  # a value no plan can replay
+        return fnp.sum(x)
+
+    with pytest.raises(ReplayError, match="clock time.perf_counter"):
+        fg.replay(f)(np.ones(2))
+    r = fg.replay(f, fallback=True)
+    r(np.ones(2))
+    r(np.ones(2))
+    assert len(calls) == 3 and r.stats.eager == 1 and r.stats.hits == 0
 
 
 def test_updating_an_argument_in_place_raises():
