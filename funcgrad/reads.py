@@ -49,7 +49,7 @@ from .tracer import is_traced
 # Arrays up to this size are compared with a copy (exact: their bytes; above
 # MEMCMP_MIN_BYTES with C's memcmp, without a temporary); larger ones with a 128-bit
 # BLAKE2 digest of their bytes (no copy kept).
-COPY_MAX_BYTES = 1 << 24
+COPY_MAX_BYTES = 1 << 28
 MEMCMP_MIN_BYTES = 1 << 14
 MAX_DEPTH = 6
 

@@ -3,7 +3,8 @@
 ``replay(fun)`` wraps any function -- a loss, ``fg.value_and_grad(loss)``,
 ``fg.hessian(f)``, a ``grad`` of a ``grad``.  The first call with a given
 *signature* (the arguments' pytree structure, each array's type, shape, dtype
-and device, and the value of every argument that is not an array) runs
+and device, the type and value of each int, bool, string and static argument;
+arrays and floats are dynamic, any other argument is refused) runs
 ``fun`` eagerly on recording arrays (:mod:`funcgrad.tracer`) and keeps the
 :class:`~funcgrad.plan.Plan` it recorded: the forward primitives, the backward
 rules and the folds' sums as one straight list of raw-array calls.  Later
@@ -15,8 +16,11 @@ A replay is never silently stale: wherever traced data reached Python during
 the trace (``if loss > 0``, ``int(n)``, ``float(x)``, ``.item()``, a shape
 that depends on data, a NaN check of :func:`fg.debug_nans`), the plan
 recomputes the value and compares; a difference traces again, and the cache
-keeps both plans.  What no guard can capture -- ``print`` or ``repr`` of a
-traced value, ``numpy.asarray`` of one, random numbers drawn inside ``fun`` --
+keeps both plans.  What the function reads besides its arguments -- arrays and
+names of its closure and globals, attributes -- is watched between calls
+(:mod:`funcgrad.reads`): a change traces again.  What no guard can capture --
+``print`` or ``repr`` of a traced value, ``numpy.asarray`` of one, random
+numbers drawn inside ``fun``, a clock, a file read --
 raises :class:`~funcgrad.tracer.ReplayError` (or, with ``fallback=True``, runs
 eagerly).
 
