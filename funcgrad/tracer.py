@@ -424,13 +424,15 @@ METADATA = frozenset({
     "may_share_memory", "shares_memory", "get_array_module", "get_printoptions",
     "errstate", "iinfo", "finfo", "dtype", "common_type", "ndarray",
 })
-# Functions whose result's shape depends on the values of their data, whatever its dtype:
-# their shapes are guarded (a float array's unique values, nonzero entries...).
+# Functions whose result's shape depends on the values of their data, whatever its dtype
+# (a float array's unique values, its nonzero entries, the bins of its histogram): their
+# shapes are guarded.  Shapes that integer or boolean data decides (counts, indices,
+# masks) are guarded wherever such data goes (see _suspect).
 DATA_SHAPED = frozenset({
     "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "nonzero",
     "flatnonzero", "argwhere", "compress", "extract", "trim_zeros", "setdiff1d",
     "intersect1d", "union1d", "setxor1d", "histogram", "histogram_bin_edges", "histogramdd",
-    "histogram2d", "roots", "delete", "insert", "repeat", "bincount", "select", "resize",
+    "histogram2d", "roots",
 })
 
 
