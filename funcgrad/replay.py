@@ -168,7 +168,8 @@ class Replayed:
                 return self.fun(*args, **kwargs)
             return self._eager(args, kwargs)
         key = (key, static_key, debugging_nans())
-        with self._lock:
+        lock = self._lock
+        with lock:
             counts = self._counts
             counts["calls"] += 1
             plans = self._cache.get(key)
@@ -176,33 +177,64 @@ class Replayed:
                 self._cache.move_to_end(key)
                 counts["eager"] += 1
             elif plans:
-                plans = tuple(plans)
+                plan = plans[0]
         if plans is _EAGER:
             return self.fun(*args, **kwargs)
         retrace = False
         if plans:
-            plan, leaves_out = self._run(plans, inputs)
+            # The common case first: the plan used last holds.
+            world = plan.world
+            if (world is None or world.holds()) and plan.hits != self.compile_after:
+                try:
+                    leaves_out = plan.run(inputs)
+                except GuardFailed as failed:
+                    with lock:
+                        plans = tuple(plans)
+                    plan, leaves_out = self._run(plans, inputs, (plan, failed))
+                except Exception:  # noqa: BLE001  (the eager call raises eager's error)
+                    plan = _FAILED
+                else:
+                    with lock:
+                        counts["hits"] += 1
+                        plan.hits += 1
+                        cache = self._cache
+                        if plans[0] is plan and cache.get(key) is plans:
+                            cache.move_to_end(key)
+                        else:  # evicted or reordered meanwhile (another thread)
+                            self._cache_hit(key, plan)
+                    return tree.unflatten(plan.out_treedef, leaves_out)
+            else:
+                with lock:
+                    plans = tuple(plans)
+                plan, leaves_out = self._run(plans, inputs)
             if plan is _FAILED:  # an error inside the plan: eager's own error, eagerly
-                with self._lock:
-                    self._counts["eager"] += 1
+                with lock:
+                    counts["eager"] += 1
                 return self.fun(*args, **kwargs)
             if plan is not None:
-                with self._lock:
+                with lock:
+                    counts["hits"] += 1
+                    plan.hits += 1
                     self._cache_hit(key, plan)
                 return tree.unflatten(plan.out_treedef, leaves_out)
             retrace = True
         return self._trace(key, args, kwargs, inputs, treedef, leaves, retrace)
 
-    def _run(self, plans: tuple, inputs: list) -> tuple:
+    def _run(self, plans: tuple, inputs: list, first: tuple | None = None) -> tuple:
         """``(plan, output leaves)`` of the first plan whose world and guards hold;
-        ``(None, None)`` if none does; ``(_FAILED, None)`` if a step raised."""
+        ``(None, None)`` if none does; ``(_FAILED, None)`` if a step raised.  ``first``:
+        the plan already tried and the guard that failed in it."""
         tried: list = []
         plan = None
-        for p in plans:
-            w = p.world
-            if w is None or w.holds():
-                plan = p
-                break
+        if first is not None:
+            tried.append(first[0])
+            plan = _other_plan(plans, first[0], first[1], tried)
+        else:
+            for p in plans:
+                w = p.world
+                if w is None or w.holds():
+                    plan = p
+                    break
         while plan is not None:
             if plan.hits == self.compile_after:  # once per plan: it has been hot
                 plan.compile()
@@ -216,8 +248,7 @@ class Replayed:
         return None, None
 
     def _cache_hit(self, key: Any, plan: Plan) -> None:
-        self._counts["hits"] += 1
-        plan.hits += 1
+        """``plan`` answered: its signature and itself most recently used (lock held)."""
         plans = self._cache.get(key)
         if plans and plans is not _EAGER:
             self._cache.move_to_end(key)
@@ -377,7 +408,7 @@ class Replayed:
                 "evicted; the function keeps tracing (a guard such as float() of data "
                 "changes at most calls, the argument signatures vary, or a closed-over or "
                 "global value it reads keeps changing): see f.plans and f.stats",
-                ReplayWarning, stacklevel=4)
+                ReplayWarning, stacklevel=5)
 
 
 _FAILED = object()  # a step of the plan raised
