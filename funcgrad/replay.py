@@ -198,7 +198,7 @@ class Replayed:
                         counts["hits"] += 1
                         plan.hits += 1
                         cache = self._cache
-                        if plans[0] is plan and cache.get(key) is plans:
+                        if plans and plans[0] is plan and cache.get(key) is plans:
                             cache.move_to_end(key)
                         else:  # evicted or reordered meanwhile (another thread)
                             self._cache_hit(key, plan)
