@@ -423,3 +423,20 @@ def test_the_fallback_cache_is_bounded():
     grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
     assert len(r._cache) <= 4  # was: one eager entry per signature, forever
     assert grown < 100_000, grown
+
+
+def test_closed_over_arrays_of_another_device_are_watched_too(standin):
+    c = standin.put(np.array([1.0, 2.0]))
+
+    def f(x):
+        return fnp.sum(x * c)
+
+    r = fg.replay(fg.value_and_grad(f))
+    x = standin.put(np.array([3.0, 4.0]))
+    value, _ = r(x)
+    assert float(standin.get(value)) == 11.0
+    c[0] = 10.0  # in place, on the device
+    value, grad = r(x)
+    assert float(standin.get(value)) == 38.0
+    assert np.array_equal(standin.get(grad), [10.0, 2.0])
+    assert r.stats.retraces == 1
