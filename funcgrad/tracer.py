@@ -781,6 +781,11 @@ class TracedNumber(Traced):
     def __rdivmod__(self, other):
         return self.tape.call(divmod, (other, self), None, "divmod")
 
+    def __array__(self, dtype=None, copy=None):
+        # NumPy converting the number (numpy.float32(lr)): its value, guarded, as float()
+        value = self.tape.guard(float, self, self.v, "numpy conversion")
+        return numpy.asarray(value, dtype=dtype)
+
 
 _REAL = operator.attrgetter("real")
 _IMAG = operator.attrgetter("imag")

@@ -34,6 +34,7 @@ def check(replayed, eager, *args, **kwargs):
     want_leaves, want_def = fg.tree.flatten(want)
     assert got_def == want_def
     for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert type(g) is type(w), (type(g), type(w))
         same_bits(g, w)
     return got
 
@@ -440,3 +441,43 @@ def test_closed_over_arrays_of_another_device_are_watched_too(standin):
     assert float(standin.get(value)) == 38.0
     assert np.array_equal(standin.get(grad), [10.0, 2.0])
     assert r.stats.retraces == 1
+
+
+_FLOAT_USES = {
+    "array": lambda x, lr: fnp.array([lr, 2.0]) * x[:2],
+    "array_of_x": lambda x, lr: fnp.array([x[0], lr]),
+    "linspace": lambda x, lr: fnp.linspace(0, lr, 5),
+    "full": lambda x, lr: fnp.full(3, lr) + x,
+    "maximum": lambda x, lr: fnp.maximum(x, lr),
+    "clip": lambda x, lr: fnp.clip(x, -lr, lr),
+    "where": lambda x, lr: fnp.where(x > lr, x, lr),
+    "pow": lambda x, lr: fnp.abs(x) ** lr + lr ** fnp.abs(x),
+    "fnp_exp": lambda x, lr: fnp.exp(lr) * x,
+    "math_exp": lambda x, lr: math.exp(lr) * x,  # a guard: traces per value
+    "numpy_scalar": lambda x, lr: np.float32(lr) * x,  # a guard too
+    "returned": lambda x, lr: (lr * 2, lr),
+    "int": lambda x, lr: x * int(lr * 10),
+    "round_floor": lambda x, lr: x * round(lr, 1) + math.floor(lr * 3),
+    "mod": lambda x, lr: x * (lr % 0.3) + (lr // 0.2) - lr + abs(-lr),
+    "softmax": lambda x, lr: fg.nn.softmax(x / (lr + 1.0)),
+    "grad_wrt_float": lambda x, lr: fg.grad(lambda t: fnp.sum(x * t) * t)(lr),
+    "grad_wrt_x": lambda x, lr: fg.grad(lambda x: fnp.sum(fnp.tanh(x * lr)))(x),
+    "hessian": lambda x, lr: fg.hessian(lambda t: fnp.sin(t) * t)(lr),
+    "jvp": lambda x, lr: fg.jvp(lambda t: fnp.sum(x) * fnp.cos(t), (lr,), (1.0,)),
+    "value_and_grad": lambda x, lr: fg.value_and_grad(
+        lambda w, t: fnp.sum((w * t) ** 2), argnums=(0, 1))(x, lr),
+    "checkpoint": lambda x, lr: fg.grad(fg.checkpoint(lambda w: fnp.sum(w * lr)))(x),
+    "concatenate": lambda x, lr: fnp.concatenate([x, fnp.array([lr])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FLOAT_USES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_float_argument_behaves_as_eager_wherever_it_goes(name, dtype):
+    f = _FLOAT_USES[name]
+    r = fg.replay(f)
+    x = np.array([0.5, -1.5, 2.0], dtype)
+    for lr in (0.1, 0.25, -0.0, 0.1):
+        check(r, f, x, lr)  # values, types and dtypes: the eager call's
+    if name not in ("math_exp", "numpy_scalar", "int", "round_floor", "mod"):
+        assert r.stats.traces == 1, r.stats
