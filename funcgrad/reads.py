@@ -295,7 +295,11 @@ class _Walk:
                 if inner is not None:
                     self.value(inner, depth + 1, f"{where}.fun")
                 return
-            if hasattr(v, "__dict__"):
+            try:
+                attrs = object.__getattribute__(v, "__dict__")
+            except AttributeError:  # __slots__ only: not watched (documented)
+                return
+            if isinstance(attrs, dict):
                 self.objects.append((v, depth))
                 for klass in t.__mro__:
                     if _is_library(klass.__module__):
@@ -354,7 +358,10 @@ class _Walk:
                 return
             for o, d, n in pending:
                 done.add((id(o), n))
-                attrs = getattr(o, "__dict__", None)
+                try:
+                    attrs = object.__getattribute__(o, "__dict__")
+                except AttributeError:
+                    attrs = None
                 if isinstance(attrs, dict) and n in attrs:
                     label = getattr(o, "__name__", None) or f"a {type(o).__name__}"
                     self.item(attrs, n, d + 1, f"attribute {n!r} of {label}")
