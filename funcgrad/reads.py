@@ -270,7 +270,7 @@ class _Walk:
             self.world.sizes.append((v, len(v), where))
             for i in range(len(v)):
                 self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
-        elif t is tuple or t is frozenset or hasattr(v, "_fields"):
+        elif isinstance(v, (tuple, frozenset)):  # namedtuples too
             for i, o in enumerate(v):
                 self.value(o, depth + 1, f"{where}[{i}]")
         elif t is dict:
