@@ -287,11 +287,11 @@ class _Walk:
         elif _is_library(t.__module__) and t.__module__.partition(".")[0] != "funcgrad":
             return
         else:
-            inner = getattr(v, "fun", None)  # fg.replay, custom_vjp... (funcgrad's wrappers)
-            if t.__module__.startswith("funcgrad"):
+            if (t.__module__ or "").startswith("funcgrad"):  # fg.replay, custom_vjp...
                 for name, o in list(getattr(v, "__dict__", {}).items()):
                     if callable(o):  # the user's functions it wraps, not its own state
                         self.value(o, depth + 1, f"{where}.{name}")
+                inner = getattr(v, "fun", None)
                 if inner is not None:
                     self.value(inner, depth + 1, f"{where}.fun")
                 return
