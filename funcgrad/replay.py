@@ -385,6 +385,15 @@ class Replayed:
             self._n_plans += 1
             while self._n_plans > self.max_plans:
                 self._evict()
+            warn = self._counts["evictions"] >= self.max_plans and not self._warned
+            self._warned = self._warned or warn
+        if warn:  # outside the lock: a warning filter may read f.stats
+            warnings.warn(
+                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): {self.max_plans} plans "
+                "evicted; the function keeps tracing (a guard such as float() of data "
+                "changes at most calls, the argument signatures vary, or a closed-over or "
+                "global value it reads keeps changing): see f.plans and f.stats",
+                ReplayWarning, stacklevel=4)
 
     def _evict(self, eager: bool = False) -> None:
         """Drop the least recently used plan (or eager entry); the lock is held."""
@@ -401,14 +410,6 @@ class Replayed:
             break
         self._n_plans -= 1
         self._counts["evictions"] += 1
-        if self._counts["evictions"] >= self.max_plans and not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): {self.max_plans} plans "
-                "evicted; the function keeps tracing (a guard such as float() of data "
-                "changes at most calls, the argument signatures vary, or a closed-over or "
-                "global value it reads keeps changing): see f.plans and f.stats",
-                ReplayWarning, stacklevel=5)
 
 
 _FAILED = object()  # a step of the plan raised
