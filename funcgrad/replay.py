@@ -359,6 +359,13 @@ class Replayed:
             plan = Plan(tape, template, out_def, _describe(inputs))
             world = snapshot(roots)
             plan.world = world if len(world) else None
+            n_bytes = sum(row[0].nbytes for row in world.arrays)
+            if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
+                warnings.warn(
+                    f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
+                    f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
+                    "which every call checks for changes; pass large or many values as "
+                    "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=3)
             self._store(key, plan)
         return tree.unflatten(out_def, values)
 
@@ -413,6 +420,10 @@ class Replayed:
 
 
 _FAILED = object()  # a step of the plan raised
+# Beyond these, watching what a function reads besides its arguments costs more than a
+# fraction of a millisecond per call: a warning says so, once per trace.
+WATCH_WARN_PLACES = 10_000
+WATCH_WARN_BYTES = 1 << 26
 
 # Files opened while a trace runs in this context (an audit hook, installed once).
 _OPENED: ContextVar[list | None] = ContextVar("funcgrad_replay_opened", default=None)

@@ -481,3 +481,16 @@ def test_a_float_argument_behaves_as_eager_wherever_it_goes(name, dtype):
         check(r, f, x, lr)  # values, types and dtypes: the eager call's
     if name not in ("math_exp", "numpy_scalar", "int", "round_floor", "mod"):
         assert r.stats.traces == 1, r.stats
+
+
+def test_reading_very_many_places_besides_the_arguments_warns():
+    vocabulary = {f"w{i}": i for i in range(20_000)}
+
+    def f(x):
+        return x * len(vocabulary)
+
+    r = fg.replay(f)
+    with pytest.warns(UserWarning, match=r"reads 2000\d places besides its arguments"):
+        r(np.ones(1))
+    vocabulary["new"] = 1  # still watched
+    assert r(np.ones(1))[0] == 20_001.0
