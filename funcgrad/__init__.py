@@ -5,6 +5,7 @@
 array([2., 4.])
 """
 
+import sys as _sys
 from types import ModuleType as _ModuleType
 
 from . import (
@@ -52,12 +53,16 @@ from .replay import replay
 
 __version__ = "0.1.0"
 from . import tree
+from .numpy import random
+
+# ``fg.random`` is ``fnp.random``, importable by that name too (``import funcgrad.random``).
+_sys.modules.setdefault(f"{__name__}.random", random)
 
 # dir(funcgrad) lists the public surface: every name imported above, and the
 # public subpackages, but not the implementation modules (importable as
 # ``funcgrad.node`` etc., internals).  The subpackages stay out of ``__all__``:
 # ``from funcgrad import *`` must not shadow the real ``numpy``.
-_PUBLIC_MODULES = ["nn", "numpy", "tree"]
+_PUBLIC_MODULES = ["nn", "numpy", "random", "tree"]
 __all__ = [
     _name for _name, _value in sorted(globals().items())
     if not _name.startswith("_") and not isinstance(_value, _ModuleType)

@@ -74,7 +74,9 @@ class Block:
     Subclasses say how the block changes the value (:meth:`change`).
     """
 
-    __slots__ = ("_before", "_below", "_pushed", "_stack_token", "_value_token")
+    # ``_depth``, not the stack tuple the block pushed: that tuple holds the block, and
+    # a cycle would leave every block (and its graph) to the cycle collector.
+    __slots__ = ("_before", "_below", "_depth", "_stack_token", "_value_token")
 
     def change(self, value: Any) -> Any:
         raise NotImplementedError
@@ -104,7 +106,7 @@ class ContextStack:
         below = self.blocks.get()
         value = block.change(before)
         pushed = below + (block,)
-        block._before, block._below, block._pushed = before, below, pushed
+        block._before, block._below, block._depth = before, below, len(pushed)
         try:
             block._stack_token = self.blocks.set(pushed)
             block._value_token = self.var.set(value)
@@ -115,7 +117,9 @@ class ContextStack:
 
     def exit(self, block: Block, what: str) -> None:
         blocks = self.blocks.get()
-        if blocks is block._pushed:  # in order: every later block has ended
+        # In order: every later block has ended (a block ended out of order shortens
+        # the stack, so the length and the top tell it from this block's own push).
+        if len(blocks) == block._depth and blocks[-1] is block:
             try:
                 self.var.reset(block._value_token)
                 self.blocks.reset(block._stack_token)

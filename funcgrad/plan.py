@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import _dot_str, _short
 from .tracer import EFFECT, GUARD, Slot, Tape
 
@@ -388,6 +389,9 @@ class Plan:
         self._blank: list = []
         self._outs: list = []
         self._compiled: Callable | None = None
+        # fnp.random generators the plan draws from and does not make: put back as they
+        # were when a guard fails, so that the plan run next draws what eager would.
+        self._held = held_generators(tape.entries)
         self.hits = 0
         # What the function read besides its arguments (funcgrad.reads.World), or None:
         # checked before each replay.
@@ -491,6 +495,8 @@ class Plan:
     # -- running ----------------------------------------------------------------
     def run(self, inputs: list) -> list:
         """The output leaves for new ``inputs`` (raw arrays, in the traced order)."""
+        if self._held:
+            return self._run_drawing(inputs)
         compiled = self._compiled
         if compiled is not None:
             return compiled(*inputs)
@@ -500,6 +506,30 @@ class Plan:
         for step in self._steps:
             step(e)
         return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+
+    def _run_drawing(self, inputs: list) -> list:
+        """:meth:`run`, the generators it draws from restored if a guard fails (the draws
+        made before the guard are drawn again by the plan that runs instead)."""
+        locks = generator_locks(self._held)
+        for lock in locks:
+            lock.acquire()
+        try:
+            saved = save_generators(self._held)
+            try:
+                if self._compiled is not None:
+                    return self._compiled(*inputs)
+                if self._steps is None:
+                    self._build()
+                e = inputs + self._blank
+                for step in self._steps:
+                    step(e)
+                return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+            except GuardFailed:
+                restore_generators(self._held, saved)
+                raise
+        finally:
+            for lock in reversed(locks):
+                lock.release()
 
     def compile(self) -> bool:
         """Compile the plan into one straight-line function (locals, no environment list).

@@ -37,7 +37,6 @@ ReplayStats(calls=2, hits=1, traces=1, retraces=0, eager=0, evictions=0, plans=1
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import inspect
 import os
@@ -55,6 +54,7 @@ import numpy
 import optree
 
 from . import backend, tree
+from .draws import RandomWatch
 from .errors import FuncgradTypeError, ReplayError
 from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
 from .node import Node
@@ -282,12 +282,14 @@ class Replayed:
             if static.any:
                 traced_args, traced_kwargs = static.join(traced_args, traced_kwargs, args,
                                                          kwargs)
-        rngs = _random_state(self.fun, leaves if treedef is not None else ())
+        rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
         watch_token = _HOOK_WATCH.set(watch)
         opened: list = []
         opened_token = _opening(opened)
+        moved = None
         try:
+            rng_watch.start()
             with tape.active():
                 out = self.fun(*traced_args, **traced_kwargs)
             out_leaves, out_def = tree.flatten(out)
@@ -319,6 +321,7 @@ class Replayed:
             tape.open = False
             _HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
+            moved = rng_watch.stop()
         why = None
         if watch:
             why = "hooks"  # documented: run eagerly, quietly
@@ -333,16 +336,15 @@ class Replayed:
                     "what it read at every call. Read it outside and pass it in as an "
                     "argument, or pass fallback=True to fg.replay to run such calls eagerly")
             why = what
-        else:
-            moved = _random_moved(rngs)
-            if moved:
-                if not self.fallback:
-                    raise ReplayError(
-                        f"fg.replay: the function drew random numbers from {moved} while it "
-                        "was traced; a plan would repeat those numbers at every call. Draw "
-                        "them outside and pass them in as arguments, or pass fallback=True "
-                        "to fg.replay to run such calls eagerly")
-                why = moved
+        elif moved:
+            if not self.fallback:
+                raise ReplayError(
+                    f"fg.replay: the function drew random numbers from {moved} while it was "
+                    "traced; a plan would repeat those numbers at every call. Draw them with "
+                    "fnp.random (also fg.random: NumPy's API and numbers, whose draws are "
+                    "steps of the plan), or outside the function and pass them in, or pass "
+                    "fallback=True to fg.replay to run such calls eagerly")
+            why = moved
         if why is None:
             changed = before.changed(strict=True)
             if changed is not None:
@@ -783,103 +785,6 @@ def _other_plan(plans: tuple, failed_plan: Plan, failed: GuardFailed,
         ) and (plan.world is None or plan.world.holds()):
             return plan
     return None
-
-
-# -- random numbers: what a plan cannot replay ----------------------------------------
-
-
-def _random_state(fun: Callable, leaves: Any) -> list:
-    """Snapshots of the random generators a call may draw from: NumPy's and Python's
-    global ones, and generators among the arguments or reachable from ``fun``."""
-    found: dict[int, Any] = {}
-    for leaf in leaves or ():
-        _collect_rngs(leaf, found, 0)
-    _collect_rngs(fun, found, 0)
-    states = [("numpy.random (the global generator)", None, _np_global_state()),
-              ("Python's random module", None, random.getstate())]
-    for g in found.values():
-        states.append((_rng_name(g), g, _rng_state(g)))
-    return states
-
-
-def _random_moved(states: list) -> str | None:
-    for name, g, before in states:
-        if g is None:
-            now = _np_global_state() if name.startswith("numpy") else random.getstate()
-        else:
-            now = _rng_state(g)
-        if before != now:
-            return name
-    return None
-
-
-def _np_global_state() -> Any:
-    return _rng_state(numpy.random.mtrand._rand)
-
-
-def _rng_state(g: Any) -> Any:
-    """Where generator ``g`` stands: its bit generator's state (read cheaply for MT19937,
-    whose full state copies 624 words: its position in them, through NumPy's ctypes view)."""
-    bits = g.bit_generator if isinstance(g, numpy.random.Generator) else g._bit_generator
-    if type(bits) is numpy.random.MT19937:
-        address = bits.ctypes.state_address
-        key = ctypes.c_uint32.from_address(address)  # changes when the key is refilled
-        return (ctypes.c_int.from_address(address + 624 * 4).value, key.value)
-    return bits.state
-
-
-def _rng_name(g: Any) -> str:
-    return f"a {type(g).__name__}"
-
-
-_RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState)
-
-
-def _collect_rngs(obj: Any, found: dict, depth: int) -> None:
-    """Generators in ``obj``: itself, or (for functions) their closures, defaults, the
-    globals they name, wrapped functions and partials, a few levels deep."""
-    if isinstance(obj, _RNG_TYPES):
-        found[id(obj)] = obj
-        return
-    if depth > 4:
-        return
-    if isinstance(obj, functools.partial):
-        for o in (obj.func, *obj.args, *obj.keywords.values()):
-            _collect_rngs(o, found, depth + 1)
-        return
-    if isinstance(obj, Replayed):
-        _collect_rngs(obj.fun, found, depth + 1)
-        return
-    code = getattr(obj, "__code__", None)
-    if code is None:
-        wrapped = getattr(obj, "__wrapped__", None) or getattr(obj, "fun", None)
-        if wrapped is not None and callable(wrapped):
-            _collect_rngs(wrapped, found, depth + 1)
-        return
-    for cell in getattr(obj, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if isinstance(value, _RNG_TYPES) or callable(value):
-            _collect_rngs(value, found, depth + 1)
-    for value in getattr(obj, "__defaults__", None) or ():
-        if isinstance(value, _RNG_TYPES):
-            found[id(value)] = value
-    glob = getattr(obj, "__globals__", {})
-    for name in code.co_names:
-        value = glob.get(name)
-        if isinstance(value, _RNG_TYPES):
-            found[id(value)] = value
-        elif isinstance(value, types.FunctionType) and value.__module__ not in _OURS:
-            _collect_rngs(value, found, depth + 1)
-    wrapped = getattr(obj, "__wrapped__", None)
-    if wrapped is not None:
-        _collect_rngs(wrapped, found, depth + 1)
-
-
-_OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
-                   "funcgrad.forward", "funcgrad.nn"})
 
 
 __all__ = ["ReplayError", "ReplayStats", "ReplayWarning", "Replayed", "replay"]

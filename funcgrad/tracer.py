@@ -96,7 +96,7 @@ def caller() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_HERE) and name != "<funcgrad plan step>":
+        if not name.startswith(_HERE) and not name.startswith("<funcgrad"):
             return f"{os.path.basename(name)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"

@@ -23,6 +23,7 @@ MODULES = {
     "funcgrad": fg,
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
+    "funcgrad.numpy.random": fnp.random,
     "funcgrad.nn": fg.nn,
 }
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names

@@ -26,6 +26,7 @@ LAYERS = {
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
+    "funcgrad.numpy.random": 4,  # fnp.random, also fg.random
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
     "funcgrad.combinators": 6,
@@ -36,6 +37,7 @@ LAYERS = {
     "funcgrad.plan": 6,
     "funcgrad.reads": 6,
     "funcgrad.replay": 6,
+    "funcgrad.draws": 6,  # fnp.random's draws as plan steps; other generators refused
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
     "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster

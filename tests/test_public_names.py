@@ -29,6 +29,7 @@ FUNCGRAD = {
     "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay", "ReplayError",
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
+    "random",  # API.md §8: fg.random is fnp.random
 }
 
 # API.md §2.
@@ -50,12 +51,17 @@ FNP = {
 FNP |= {"astype", "getitem", "index_add", "index_update", "isinf"}  # exported extras
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
+# API.md §8: numpy.random's names (its classes, bit generators, legacy functions).
+RANDOM = {"Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64DXSM",
+          "Philox", "default_rng", "ranf", "sample"} | {
+    n for n in dir(np.random.RandomState) if not n.startswith("_") and n != "tomaxint"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
 MODULES = [
-    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask"}, id="funcgrad"),
-    pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
+    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask", "random"}, id="funcgrad"),
+    pytest.param(fnp, FNP | {"random"}, {"linalg", "random"}, id="funcgrad.numpy"),
+    pytest.param(fnp.random, RANDOM, set(), id="funcgrad.numpy.random"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
     pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),
 ]

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy
 
-from ..backend import is_lazy, to_device
+from ..backend import as_array, is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
-from ..primitive import holds_node
+from ..primitive import holds_node, translated
 from ._core import (
     Node,
     defjvp,
@@ -320,7 +320,7 @@ def getitem(x: Any, index: Any) -> Any:
 
 @primitive
 def _index_set(x, v, index):
-    out = x.copy()
+    out = as_array(x).copy()  # a NumPy scalar (a 0-d result, a 0-d gradient) as a 0-d array
     out[index] = v
     return out
 
@@ -396,7 +396,10 @@ def index_update(x: Any, index: Any, v: Any, add: bool = False) -> Any:
         return _index_set(x, v, index)
     from .elementwise import add as _add
 
-    picked = xv[index].shape
+    try:
+        picked = xv[index].shape
+    except IndexError as exc:  # as .set raises it (its primitive translates the error)
+        raise translated("index_update", exc, (x, index, v), {"add": True}) from exc
     return _add(x, index_add(broadcast_to(v, picked), index, xv.shape))
 
 
@@ -758,6 +761,7 @@ def diag(v: Any, k: int = 0) -> Any:
     if len(shape) != 1:
         raise FuncgradValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
     n = shape[0] + abs(k)
+    _check_feasible((n, n), v.dtype, xp_of(v), "diag")
     rows, cols = _diagonal_index(n, n, k, xp_of(v))
     return index_add(v, (rows, cols), (n, n))  # its rules: getitem back, index_add forward
 
@@ -799,6 +803,8 @@ def _triangle(m, k: int, lower: bool, name: str):
     rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (shape[-1], shape[-1])
     v = raw(m)
     xp = xp_of(v)
+    if len(shape) == 1:  # a 1-d m makes a matrix
+        _check_feasible((rows, cols), v.dtype, xp, name)
     above = xp.reshape(xp.arange(cols), (1, cols)) - xp.reshape(xp.arange(rows), (rows, 1))
     keep = above <= k if lower else above >= k  # the mask is data: no gradient flows through it
     # where, not a product with the mask: inf or nan outside the triangle still gives 0.
@@ -991,8 +997,10 @@ def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
 
     A permutation gather: the order comes from ``argsort`` of the values
     (plain data), then ``a`` is indexed with it, so the gradient puts each
-    element's gradient back where it came from.  Among tied values the
-    (stable) sort order decides which one gets which gradient.
+    element's gradient back where it came from.  The sort is stable whatever
+    ``kind`` says (``kind`` is taken for NumPy's signature; the sorted values
+    are the same for every kind): among tied values the first keeps the first
+    place, and so its gradient.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fnp.sort(numpy.array([3.0, 1.0, 2.0]))
@@ -1007,7 +1015,9 @@ def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
     axis = check_axis(axis, len(shape), "sort")
     v = raw(a)
     xp = xp_of(v)
-    order = xp.argsort(v, axis=axis) if kind is None else xp.argsort(v, axis=axis, kind=kind)
+    # Stable whatever ``kind`` says (NumPy's default quicksort is not, from 17 elements on):
+    # tied values keep their order, so which one gets which gradient is defined.
+    order = xp.argsort(v, axis=axis, kind="stable")
     # Open grid over the other axes, the order along ``axis``: a take_along_axis.
     ndim = len(shape)
     index = tuple(
