@@ -58,6 +58,7 @@ from .draws import RandomWatch
 from .errors import FuncgradTypeError, ReplayError
 from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
 from .node import Node
+from .numpy import random as fnp_random
 from .plan import GuardFailed, Plan, same
 from .reads import snapshot
 from .tracer import Tape, current_tape, is_traced
@@ -684,8 +685,7 @@ def _dict_orders(args: tuple, kwargs: dict) -> tuple:
 def _by_identity(t: type) -> bool:
     """Arguments in the signature by identity: ``fnp.random``'s generators (their draws
     are steps of the plan, made from the generator the call was traced with)."""
-    drawing = getattr(sys.modules.get("funcgrad.numpy.random"), "_Drawing", None)
-    return isinstance(drawing, type) and issubclass(t, drawing)
+    return issubclass(t, fnp_random._Drawing)
 
 
 class _Identity:
