@@ -62,7 +62,7 @@ def _steps(c, d):
         "sum_c": lambda h, x, s, n, p, cfg: h + c.sum(),
         "dict": lambda h, x, s, n, p, cfg: h * d["k"],
         "global": lambda h, x, s, n, p, cfg: h + G,
-        "unique": lambda h, x, s, n, p, cfg: h / len(np.unique(np.round(x))),
+        "unique": lambda h, x, s, n, p, cfg: h / len(np.unique(np.round(fg.value_of(x)))),
     }
 
 
