@@ -394,6 +394,9 @@ class Plan:
         # were when a guard fails, so that the plan run next draws what eager would.
         self._held = held_generators(tape.entries)
         self.hits = 0
+        # What the function read besides its arguments (funcgrad.reads.World), or None:
+        # checked before each replay.
+        self.world: Any = None
 
     # -- building ---------------------------------------------------------------
     def _schedule(self) -> tuple[list[int], list, dict, int, dict]:

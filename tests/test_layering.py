@@ -35,6 +35,7 @@ LAYERS = {
     "funcgrad.checks": 6,
     "funcgrad.tracer": 6,
     "funcgrad.plan": 6,
+    "funcgrad.reads": 6,
     "funcgrad.replay": 6,
     "funcgrad.draws": 6,  # fnp.random's draws as plan steps; other generators refused
     "funcgrad.transforms": 6,  # linearize, elementwise_grad
