@@ -11,6 +11,7 @@ from types import ModuleType as _ModuleType
 from . import (
     nn,
     numpy,
+    optim,
 )
 from .backprop import backprop
 from .checks import check_grads
@@ -32,17 +33,22 @@ from .errors import (
     BatchedValueError,
     DeviceMismatchError,
     FuncgradError,
+    FuncgradIndexError,
+    FuncgradStateError,
+    FuncgradTypeError,
+    FuncgradValueError,
     GradientTypeError,
     NodeConversionError,
     ReplayError,
     VmapFallbackWarning,
 )
-from .graph import Graph, trace
+from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .implicit import custom_linear_solve, custom_root
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
+    FrozenNodeError,
     Node,
     backprop_scope,
     device_of,
@@ -67,7 +73,7 @@ _sys.modules.setdefault(f"{__name__}.random", random)
 # public subpackages, but not the implementation modules (importable as
 # ``funcgrad.node`` etc., internals).  The subpackages stay out of ``__all__``:
 # ``from funcgrad import *`` must not shadow the real ``numpy``.
-_PUBLIC_MODULES = ["nn", "numpy", "random", "tree"]
+_PUBLIC_MODULES = ["nn", "numpy", "optim", "random", "tree"]
 __all__ = [
     _name for _name, _value in sorted(globals().items())
     if not _name.startswith("_") and not isinstance(_value, _ModuleType)

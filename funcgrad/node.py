@@ -230,7 +230,15 @@ def _summary(value: Any, width: int = 60) -> str:
 
 
 class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
-    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError)."""
+    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.require_grad(numpy.ones(2)).value = None
+    ... except fg.FrozenNodeError as exc:
+    ...     print(exc)
+    Node is immutable: cannot set 'value'
+    """
 
     def __init__(self, message: str):
         AttributeError.__init__(self, message)
@@ -478,7 +486,8 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             f"cannot differentiate with respect to a {type(x).__module__}.{type(x).__name__}: "
             "pass a plain array (numpy.asarray(m), or m.filled(value) for a masked array)"
         )
-    if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)):
+    if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)) or (
+            type(x) in backend.WEAK_TYPES):
         x = float_array(x, "require_grad")
     elif isinstance(x, numpy.generic):  # a NumPy scalar: hold a 0-d array
         x = numpy.asarray(x)
@@ -501,6 +510,8 @@ def float_array(x: float, where: str) -> numpy.ndarray:
     >>> float_array(2, 'grad')
     array(2.)
     """
+    if type(x) in backend.WEAK_TYPES:  # a traced Python float (fg.replay): recorded
+        return backend.namespace(x).asarray(x, dtype=numpy.float64)
     try:
         return numpy.asarray(x, dtype=numpy.float64)
     except OverflowError:

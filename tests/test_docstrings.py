@@ -25,6 +25,7 @@ MODULES = {
     "funcgrad.numpy.linalg": fnp.linalg,
     "funcgrad.numpy.random": fnp.random,
     "funcgrad.nn": fg.nn,
+    "funcgrad.optim": fg.optim,
 }
 try:  # API.md §10 (SciPy is a dependency; funcgrad.scipy is imported on its own)
     import funcgrad.scipy.optimize

@@ -25,6 +25,7 @@ HIERARCHY = [
     (fg.ReplayError, TypeError),
     (errors.FuncgradIndexError, IndexError),
     (fg.BatchedValueError, TypeError),
+    (fg.FrozenNodeError, AttributeError),
 ]
 
 

@@ -424,6 +424,11 @@ def test_trace_and_graph_display_on_the_device(standin):
     # the graph folds like any other, on the device
     grads = fg.backprop(g.outputs, g.inputs, backprop_id=g.backprop_id)
     assert_same([grads[n] for n in g.inputs], list(fg.grad(_f, argnums=(0, 1))(*_xy("float64"))))
+    # and its gradient flow is measured and drawn on the device too
+    flow = g.with_gradients()
+    assert all(type(flow.gradients[n]) is standin.StrictArray for n in g.inputs)
+    assert {flow.status(n) for n in g} <= {"finite", "zero"} and "<svg" in flow.to_svg()
+    assert "class='node'" in g.to_svg(engine="funcgrad")
 
 
 # --- indexing with index arrays ------------------------------------------------------

@@ -136,6 +136,7 @@ from .shape import (
     triu,
     vstack,
 )
+from .updates import at
 
 # isort: split
 # Installed after every function above exists: Node's operators call them.

@@ -26,7 +26,7 @@ from typing import Any
 import numpy
 
 from ..backend import as_array, is_lazy, to_device
-from ..errors import FuncgradTypeError, FuncgradValueError
+from ..errors import FuncgradTypeError, FuncgradValueError, describe
 from ..primitive import holds_node, translated
 from ._core import (
     Node,
@@ -250,6 +250,10 @@ def index_add(g, index, shape):
 
     The scatter that undoes indexing in gradients (``x[index]``'s VJP); it is
     differentiable in ``g`` (its gradient is the output's gradient at ``index``).
+    Its third argument is a *shape*, not an array: to add values into an
+    existing array ``x``, write ``fnp.index_update(x, index, v, add=True)``,
+    ``x.at[index].add(v)`` on a Node, or ``fnp.at(x)[index].add(v)`` on any
+    array.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fnp.index_add(numpy.array([1.0, 2.0, 3.0]), numpy.array([0, 2, 0]), (3,))
@@ -257,6 +261,8 @@ def index_add(g, index, shape):
     >>> fg.grad(lambda g: fnp.sum(fnp.index_add(g, 1, (3,)) * numpy.arange(3.0)))(2.0)
     array(1.)
     """
+    if type(shape) is not tuple:
+        shape = _index_add_shape(shape)
     xp = _ns(g)
     if is_lazy(xp):  # no assignment into a lazy array: the namespace's own scatter-add
         return xp.index_add(g, index, shape)
@@ -278,6 +284,17 @@ def index_add(g, index, shape):
     flat = xp.zeros((size, 1), g.dtype)
     _scatter_rows(flat, xp.reshape(pos, (-1,)), xp.reshape(g, (-1, 1)))
     return xp.reshape(flat, shape)
+
+
+def _index_add_shape(shape):
+    """``shape`` as a tuple of ints, or a TypeError saying what index_add takes."""
+    if isinstance(shape, list) and all(isinstance(n, int) for n in shape) or \
+            isinstance(shape, int) and not isinstance(shape, bool):
+        return tuple(shape) if isinstance(shape, list) else (shape,)
+    raise FuncgradTypeError(
+        f"index_add(g, index, shape): shape must be a tuple of ints (the shape of the zeros "
+        f"that g is added into), got {describe(shape)}; to add v into an array x at index, "
+        f"write fnp.index_update(x, index, v, add=True), or fnp.at(x)[index].add(v)")
 
 
 defvjp(_getitem, lambda g, ans, x, index: index_add(g, index, x.shape))
