@@ -38,6 +38,7 @@ LAYERS = {
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
     "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster
+    "funcgrad.scipy": 7,  # and every funcgrad.scipy.* module
     "funcgrad": 7,  # __init__: re-exports only
     "funcgrad.__main__": 7,
 }
