@@ -30,8 +30,8 @@ from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defv
 from . import _backend
 
 __all__ = [
-    "beta", "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfcx",
-    "erfinv", "expit", "gamma", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1",
+    "beta", "betainc", "betaincinv", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfcx",
+    "erfinv", "expit", "gamma", "gammainc", "gammaincc", "gammainccinv", "gammaincinv", "gammaln", "i0", "i0e", "i1",
     "i1e", "iv", "ive", "j0", "j1", "jv", "kl_div", "log_expit", "log_ndtr",
     "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
     "psi", "rel_entr", "softmax", "xlog1py", "xlogy", "y0", "y1", "yv", "zeta",
@@ -261,6 +261,51 @@ def _gamma_density(a, x):
 
 _rules(gammainc, _no("gammainc", 0, "a", _GAMMAINC_A), lambda ans, a, x: _gamma_density(a, x))
 _rules(gammaincc, _no("gammaincc", 0, "a", _GAMMAINC_A), lambda ans, a, x: -_gamma_density(a, x))
+
+gammaincinv = _special("gammaincinv", 2, """The inverse of :func:`gammainc` in ``x``: ``P(a, gammaincinv(a, q)) = q``.
+
+Differentiable in ``q`` (one over the gamma density at the result); a
+derivative in ``a`` raises ``TypeError``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(special.gammaincinv(1.0, 0.5)), 6), round(float(fg.grad(special.gammaincinv, 1)(1.0, 0.5)), 6)
+(0.693147, 2.0)
+""")
+gammainccinv = _special("gammainccinv", 2, """The inverse of :func:`gammaincc` in ``x``.
+
+Differentiable in ``q``; a derivative in ``a`` raises ``TypeError``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(special.gammainccinv(1.0, 0.5)), 6), round(float(fg.grad(special.gammainccinv, 1)(1.0, 0.5)), 6)
+(0.693147, -2.0)
+""")
+betaincinv = _special("betaincinv", 3, """The inverse of :func:`betainc` in ``x``: ``I(a, b, betaincinv(a, b, q)) = q``.
+
+Differentiable in ``q``; a derivative in ``a`` or ``b`` raises ``TypeError``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> float(special.betaincinv(1.0, 1.0, 0.25)), float(fg.grad(special.betaincinv, 2)(1.0, 1.0, 0.25))
+(0.25, 1.0)
+""")
+_rules(
+    gammaincinv,
+    _no("gammaincinv", 0, "a", _GAMMAINC_A),
+    lambda ans, a, q: 1 / _gamma_density(a, ans),
+)
+_rules(
+    gammainccinv,
+    _no("gammainccinv", 0, "a", _GAMMAINC_A),
+    lambda ans, a, q: -1 / _gamma_density(a, ans),
+)
+_rules(
+    betaincinv,
+    _no("betaincinv", 0, "a", _BETAINC_AB),
+    _no("betaincinv", 1, "b", _BETAINC_AB),
+    lambda ans, a, b, q: fnp.exp(betaln(a, b) - xlogy(a - 1, ans) - xlog1py(b - 1, -ans)),
+)
 
 # -- error function and the normal distribution ---------------------------------
 
