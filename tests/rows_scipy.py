@@ -48,6 +48,9 @@ ROWS = [
     Row("scipy.special.gammaincinv", lambda q: sp.gammaincinv(2.5, q), domains=(inside,)),
     Row("scipy.special.gammainccinv", lambda q: sp.gammainccinv(2.5, q), domains=(inside,)),
     Row("scipy.special.betaincinv", lambda q: sp.betaincinv(2.0, 3.5, q), domains=(inside,)),
+    Row("scipy.special.stdtr", lambda t: sp.stdtr(3.5, t)),
+    # SciPy inverts in float32 itself for float32 data: too coarse for finite differences
+    Row("scipy.special.stdtrit", lambda p: sp.stdtrit(3.5, p), domains=(inside,), dtypes=F64),
     Row("scipy.special.erf", sp.erf),
     Row("scipy.special.erfc", sp.erfc),
     Row("scipy.special.erfcx", sp.erfcx, domains=(positive,)),

@@ -34,7 +34,7 @@ __all__ = [
     "erfinv", "expit", "gamma", "gammainc", "gammaincc", "gammainccinv", "gammaincinv", "gammaln", "i0", "i0e", "i1",
     "i1e", "iv", "ive", "j0", "j1", "jv", "kl_div", "log_expit", "log_ndtr",
     "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-    "psi", "rel_entr", "softmax", "xlog1py", "xlogy", "y0", "y1", "yv", "zeta",
+    "psi", "rel_entr", "softmax", "stdtr", "stdtrit", "xlog1py", "xlogy", "y0", "y1", "yv", "zeta",
 ]
 
 
@@ -374,6 +374,36 @@ _rules(erfcinv, lambda ans, x: -_SQRT_PI_OVER_TWO * fnp.exp(ans * ans))
 _rules(ndtr, lambda ans, x: fnp.exp(-0.5 * x * x - _LOG_SQRT_2PI))
 _rules(ndtri, lambda ans, x: _SQRT_2PI * fnp.exp(0.5 * ans * ans))
 _rules(log_ndtr, lambda ans, x: fnp.exp(-0.5 * x * x - _LOG_SQRT_2PI - ans))
+
+stdtr = _special("stdtr", 2, """Student's t distribution function with ``df`` degrees of freedom at ``t``.
+
+Differentiable in ``t`` (the t density); a derivative in ``df`` raises ``TypeError``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> float(special.stdtr(3.0, 0.0)), round(float(fg.grad(special.stdtr, 1)(3.0, 0.0)), 6)
+(0.5, 0.367553)
+""")
+stdtrit = _special("stdtrit", 2, """The inverse of :func:`stdtr` in ``t``: the t quantile function.
+
+Differentiable in ``p``; a derivative in ``df`` raises ``TypeError``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> abs(float(special.stdtrit(3.0, 0.5))), round(float(fg.grad(special.stdtrit, 1)(3.0, 0.5)), 6)
+(0.0, 2.720699)
+""")
+_DF = "its derivative in the degrees of freedom df is not implemented"
+
+
+def _t_logdensity(df, t):
+    return (gammaln(0.5 * (df + 1)) - gammaln(0.5 * df) - 0.5 * fnp.log(df * math.pi)
+            - 0.5 * (df + 1) * fnp.log1p(t * t / df))
+
+
+_rules(stdtr, _no("stdtr", 0, "df", _DF), lambda ans, df, t: fnp.exp(_t_logdensity(df, t)))
+_rules(stdtrit, _no("stdtrit", 0, "df", _DF),
+       lambda ans, df, p: fnp.exp(-_t_logdensity(df, ans)))
 
 # -- logistic functions -----------------------------------------------------------
 
