@@ -9,5 +9,7 @@ funcgrad`` never imports SciPy.
 True
 """
 
-from . import special  # noqa: F401
-
+from . import (
+    special,  # noqa: F401
+    stats,  # noqa: F401
+)

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ... import numpy as fnp
@@ -73,4 +72,3 @@ document(globals(), "norm", {
     "isf": ("The inverse of :func:`sf`.", "0.3, 0.5, 2.0"),
 })
 public(globals(), __all__)
-del math
