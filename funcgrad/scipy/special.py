@@ -65,7 +65,8 @@ def _fit(out: Any, args: tuple) -> Any:
     return out
 
 
-def _special(name: str, nin: int, doc: str, scipy_name: str | None = None) -> Primitive:
+def _special(name: str, nin: int, doc: str, scipy_name: str | None = None,
+             qualname: str | None = None) -> Primitive:
     """A primitive computing ``scipy.special.<scipy_name>`` on the device of its inputs."""
     sname = scipy_name or name
     reference = getattr(_sp, sname)
@@ -83,7 +84,7 @@ def _special(name: str, nin: int, doc: str, scipy_name: str | None = None) -> Pr
     prim.elementwise = True  # a ufunc: batched by broadcasting
     prim.__doc__ = doc
     prim.__module__ = __name__  # pickles by reference
-    prim.__qualname__ = name
+    prim.__qualname__ = qualname or name
     return prim
 
 
@@ -619,7 +620,7 @@ _zeta = _special("zeta", 2, """The Hurwitz zeta function (the primitive behind :
 >>> from funcgrad.scipy import special
 >>> round(float(special.zeta(2.0, 1.0)), 6)
 1.644934
-""")
+""", qualname="_zeta")
 _rules(
     _zeta,
     _no("zeta", 0, "x", "its derivative in the exponent x is not implemented"),
