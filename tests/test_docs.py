@@ -75,6 +75,12 @@ REFERENCE = [
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
 ]
+import funcgrad.scipy.special  # noqa: E402
+import funcgrad.scipy.stats  # noqa: E402
+
+REFERENCE.append((fg.scipy.special, "funcgrad.scipy.special", _public(fg.scipy.special)))
+REFERENCE += [(getattr(fg.scipy.stats, d), f"funcgrad.scipy.stats.{d}",
+               _public(getattr(fg.scipy.stats, d))) for d in fg.scipy.stats.__all__]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
     REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))
 DIRECTIVE = re.compile(r"^\.\. (?:auto)?(?:function|class|data|exception):: ([\w.]+)", flags=re.MULTILINE)

@@ -25,6 +25,11 @@ MODULES = {
     "funcgrad.numpy.linalg": fnp.linalg,
     "funcgrad.nn": fg.nn,
 }
+import funcgrad.scipy  # noqa: E402
+
+MODULES["funcgrad.scipy.special"] = fg.scipy.special
+MODULES.update({f"funcgrad.scipy.stats.{d}": getattr(fg.scipy.stats, d)
+                for d in fg.scipy.stats.__all__})
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
 
 
