@@ -75,8 +75,8 @@ REFERENCE = [
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
 ]
-import funcgrad.scipy.special  # noqa: E402
-import funcgrad.scipy.stats  # noqa: E402
+import funcgrad.scipy.special
+import funcgrad.scipy.stats
 
 REFERENCE.append((fg.scipy.special, "funcgrad.scipy.special", _public(fg.scipy.special)))
 REFERENCE += [(getattr(fg.scipy.stats, d), f"funcgrad.scipy.stats.{d}",

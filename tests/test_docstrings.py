@@ -25,7 +25,7 @@ MODULES = {
     "funcgrad.numpy.linalg": fnp.linalg,
     "funcgrad.nn": fg.nn,
 }
-import funcgrad.scipy  # noqa: E402
+import funcgrad.scipy
 
 MODULES["funcgrad.scipy.special"] = fg.scipy.special
 MODULES.update({f"funcgrad.scipy.stats.{d}": getattr(fg.scipy.stats, d)
