@@ -9,7 +9,4 @@ funcgrad`` never imports SciPy.
 True
 """
 
-from . import (
-    special,  # noqa: F401
-    stats,  # noqa: F401
-)
+from . import linalg, special, stats  # noqa: F401

@@ -68,7 +68,10 @@ def call(submodule: str, name: str, args: tuple, kwargs: dict | None = None) -> 
         return reference(*args, **kwargs)
     device = device_of(next(a for a in args if id(a) in arrays))
     host = [to_device(a, "cpu") if id(a) in arrays else a for a in args]
-    return to_device(numpy.asarray(reference(*host, **kwargs)), device)
+    out = reference(*host, **kwargs)
+    if isinstance(out, tuple):  # several results (lu_factor's lu and piv)
+        return tuple(to_device(numpy.asarray(o), device) for o in out)
+    return to_device(numpy.asarray(out), device)
 
 
 def _lazily(xp: Any, reference: Any, args: tuple, kwargs: dict) -> Any:
@@ -80,3 +83,26 @@ def _lazily(xp: Any, reference: Any, args: tuple, kwargs: dict) -> Any:
     arrays = xp.broadcast_arrays(*arrays)
     return xp.map_blocks(lambda *blocks: reference(*blocks, **kwargs), *arrays,
                          dtype=numpy.asarray(sample).dtype)
+
+
+def fit(out: Any, args: tuple) -> Any:
+    """``out`` in the floating dtype of ``args`` (SciPy computes float16 in float32, and
+    some functions, ``polygamma``, in float64)."""
+    dt = getattr(out, "dtype", None)
+    if dt is None or dt.kind not in "fc":
+        return out
+    want = None
+    for a in args:
+        adt = getattr(a, "dtype", None)
+        if adt is not None and adt.kind in "fc":
+            want = adt if want is None else numpy.promote_types(want, adt)
+    if want is not None and want != dt and want.kind == dt.kind and want.itemsize < dt.itemsize:
+        return out.astype(want)
+    return out
+
+
+def index_like(index: numpy.ndarray, x: Any) -> Any:
+    """Integer index data ``index`` (NumPy) on the device of ``x`` (an array or Node)."""
+    from ..numpy._core import index_data
+
+    return index_data(index, x)

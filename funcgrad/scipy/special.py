@@ -49,22 +49,6 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def _fit(out: Any, args: tuple) -> Any:
-    """``out`` in the floating dtype of ``args`` (SciPy computes float16 in float32 and
-    some functions, ``polygamma``, in float64)."""
-    dt = getattr(out, "dtype", None)
-    if dt is None or dt.kind not in "fc":
-        return out
-    want = None
-    for a in args:
-        adt = getattr(a, "dtype", None)
-        if adt is not None and adt.kind in "fc":
-            want = adt if want is None else numpy.promote_types(want, adt)
-    if want is not None and want != dt and want.kind == dt.kind and want.itemsize < dt.itemsize:
-        return out.astype(want)
-    return out
-
-
 def _special(name: str, nin: int, doc: str, scipy_name: str | None = None,
              qualname: str | None = None) -> Primitive:
     """A primitive computing ``scipy.special.<scipy_name>`` on the device of its inputs."""
@@ -72,10 +56,10 @@ def _special(name: str, nin: int, doc: str, scipy_name: str | None = None,
     reference = getattr(_sp, sname)
 
     def impl(*args):
-        return _fit(_backend.call("special", sname, args), args)
+        return _backend.fit(_backend.call("special", sname, args), args)
 
     def numpy_impl(*args):
-        return _fit(reference(*args), args)
+        return _backend.fit(reference(*args), args)
 
     impl.__name__ = impl.__qualname__ = name
     kind = {1: UnaryPrimitive, 2: BinaryPrimitive}.get(nin, Primitive)
