@@ -9,4 +9,4 @@ funcgrad`` never imports SciPy.
 True
 """
 
-from . import integrate, linalg, special, stats  # noqa: F401
+from . import integrate, linalg, signal, special, stats  # noqa: F401
