@@ -79,7 +79,8 @@ import funcgrad.scipy.special
 import funcgrad.scipy.stats
 
 REFERENCE.append((fg.scipy.special, "funcgrad.scipy.special", _public(fg.scipy.special)))
-REFERENCE.append((fg.scipy.linalg, "funcgrad.scipy.linalg", _public(fg.scipy.linalg)))
+REFERENCE += [(getattr(fg.scipy, m), f"funcgrad.scipy.{m}", _public(getattr(fg.scipy, m)))
+              for m in ("linalg", "integrate", "signal")]
 REFERENCE += [(getattr(fg.scipy.stats, d), f"funcgrad.scipy.stats.{d}",
                _public(getattr(fg.scipy.stats, d))) for d in fg.scipy.stats.__all__]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)

@@ -28,7 +28,8 @@ MODULES = {
 import funcgrad.scipy
 
 MODULES["funcgrad.scipy.special"] = fg.scipy.special
-MODULES["funcgrad.scipy.linalg"] = fg.scipy.linalg
+MODULES.update({f"funcgrad.scipy.{m}": getattr(fg.scipy, m)
+                for m in ("linalg", "integrate", "signal")})
 MODULES.update({f"funcgrad.scipy.stats.{d}": getattr(fg.scipy.stats, d)
                 for d in fg.scipy.stats.__all__})
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
