@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -80,9 +81,17 @@ def floor(k: Any) -> Any:
 
 
 def public(namespace: dict, names: list) -> None:
-    """Give each public function of a distribution module funcgrad's error translation."""
+    """Give each public function of a distribution module funcgrad's error translation, and
+    SciPy's silence about ``log(0) = -inf`` (a log density outside the support)."""
     for name in names:
-        namespace[name] = guarded(namespace[name], name)
+        fun = namespace[name]
+
+        @functools.wraps(fun)
+        def quiet(*args: Any, _fun: Any = fun, **kwargs: Any) -> Any:
+            with numpy.errstate(divide="ignore"):
+                return _fun(*args, **kwargs)
+
+        namespace[name] = guarded(quiet, name)
 
 
 def document(namespace: dict, dist: str, docs: dict) -> None:
