@@ -173,3 +173,16 @@ def test_trapezoid():
     np.testing.assert_allclose(trapezoid(y, x), si.trapezoid(y, x))
     np.testing.assert_allclose(trapezoid(y, dx=0.3, axis=0), si.trapezoid(y, dx=0.3, axis=0))
     fg.check_grads(trapezoid, (y, x), order=2)
+
+
+def test_on_the_standin_device(standin):
+    y0 = standin.put(Y0)
+    got = fg.grad(lambda y0, k: fnp.sum(odeint(decay, y0, standin.put(T), k)[-1]), (0, 1))(
+        y0, standin.put(0.7))
+    want = fg.grad(lambda y0, k: fnp.sum(odeint(decay, y0, T, k)[-1]), (0, 1))(Y0, 0.7)
+    assert type(got[0]) is standin.StrictArray
+    np.testing.assert_allclose(standin.get(got[0]), want[0], rtol=1e-12)
+    np.testing.assert_allclose(float(standin.get(got[1])), want[1], rtol=1e-12)
+    # a Python float argument is made a device scalar
+    got = fg.grad(lambda y0: fnp.sum(odeint(decay, y0, standin.put(T), 0.7)[-1]))(y0)
+    np.testing.assert_allclose(standin.get(got), want[0], rtol=1e-12)

@@ -14,6 +14,7 @@ import pytest
 import scipy.stats as st
 
 import funcgrad as fg
+import funcgrad.numpy as fnp
 from funcgrad.scipy import stats
 
 X = np.array([-0.7, 0.2, 0.9, 1.6, 3.1])
@@ -287,3 +288,14 @@ def test_a_bayesian_logistic_regression_posterior_gradient_matches_jax():
         return jnp.sum(jst.bernoulli.logpmf(ys, p)) + jnp.sum(jst.norm.logpdf(w, 0.0, 2.0))
 
     np.testing.assert_allclose(fg.grad(ours)(w0), jax.grad(theirs)(w0), rtol=1e-10)
+
+
+def test_on_the_standin_device(standin):
+    x, mu = np.array([0.3, 1.2, 2.5]), np.array([0.1, 0.2, -0.3])
+    for fun in (lambda m, x: stats.norm.logpdf(x, m, 1.5), lambda m, x: stats.t.cdf(x, 3.0, m),
+                lambda m, x: stats.gamma.logpdf(x, 2.0, m),
+                lambda m, x: stats.poisson.logpmf(fnp.floor(x), fnp.exp(m))):
+        want = fg.grad(lambda m: fnp.sum(fun(m, x)))(mu)
+        got = fg.grad(lambda m: fnp.sum(fun(m, standin.put(x))))(standin.put(mu))
+        assert type(got) is standin.StrictArray
+        np.testing.assert_allclose(standin.get(got), want, rtol=1e-12)

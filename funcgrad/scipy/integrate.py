@@ -145,6 +145,11 @@ def _is_float(v: Any) -> bool:
     return isinstance(value_of(v), float) or (dt is not None and dt.kind == "f")
 
 
+def _dtype(v: Any, like: Any) -> Any:
+    dt = getattr(value_of(v), "dtype", None)
+    return value_of(like).dtype if dt is None else dt
+
+
 def _raw_solve(y0, t, *leaves, func, treedef, rtol, atol, mxstep):
     args = tree.unflatten(treedef, [value_of(v) for v in leaves])
     return _solve(lambda y, s: func(y, s, *args), value_of(y0), value_of(t), rtol, atol, mxstep)
@@ -197,7 +202,8 @@ def _bwd(res, g):
         def f(y, tt, *vals):
             return func(y, tt, *with_floats(vals))
 
-        y_dot, pullback = _vjp(f, y, -s, *vals)
+        time = fnp.asarray(-s, dtype=value_of(state).dtype, like=state)  # on y's device
+        y_dot, pullback = _vjp(f, y, time, *vals)
         grads = pullback(y_bar)
         return pack(-y_dot, grads[0], grads[1], list(grads[2:]))
 
@@ -205,7 +211,8 @@ def _bwd(res, g):
     y_bar = g[n - 1]
     zero = fnp.zeros((), dtype=value_of(ys).dtype, like=ys)
     t0_bar = zero
-    args_bar = [fnp.zeros_like(leaves[i]) for i in floats]
+    args_bar = [fnp.zeros(shp, dtype=_dtype(leaves[i], ys), like=ys)  # on y's device
+                for i, shp in zip(floats, shapes, strict=True)]
     t_bars = []
     for i in range(n - 1, 0, -1):
         t_bar = fnp.sum(func(ys[i], t[i], *args) * g[i])
@@ -258,6 +265,8 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
         raise FuncgradValueError(f"odeint: t must be a 1-D array of times, got shape "
                                  f"{getattr(t, 'shape', ())}")
     leaves, treedef = tree.flatten(args)
+    dtype = getattr(value_of(y0), "dtype", numpy.float64)
+    leaves = [fnp.asarray(v, dtype=dtype, like=y0) if type(v) is float else v for v in leaves]
     return _odeint(y0, t, *leaves, func=func, treedef=treedef, rtol=float(rtol),
                    atol=float(atol), mxstep=int(mxstep))
 
