@@ -295,7 +295,7 @@ def test_on_the_standin_device(standin):
     for fun in (lambda m, x: stats.norm.logpdf(x, m, 1.5), lambda m, x: stats.t.cdf(x, 3.0, m),
                 lambda m, x: stats.gamma.logpdf(x, 2.0, m),
                 lambda m, x: stats.poisson.logpmf(fnp.floor(x), fnp.exp(m))):
-        want = fg.grad(lambda m: fnp.sum(fun(m, x)))(mu)
-        got = fg.grad(lambda m: fnp.sum(fun(m, standin.put(x))))(standin.put(mu))
+        want = fg.grad(lambda m, fun=fun: fnp.sum(fun(m, x)))(mu)
+        got = fg.grad(lambda m, fun=fun: fnp.sum(fun(m, standin.put(x))))(standin.put(mu))
         assert type(got) is standin.StrictArray
         np.testing.assert_allclose(standin.get(got), want, rtol=1e-12)
