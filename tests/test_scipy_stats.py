@@ -34,6 +34,10 @@ CONTINUOUS = {
     "gamma": ((2.5, -0.2, 1.5), None),
     "chi2": ((3.0, -0.2, 1.5), None),
     "beta": ((2.0, 3.5, -0.8, 4.5), None),
+    "lognorm": ((0.6, 0.1, 2.0), None),
+    "pareto": ((3.0, 0.2, 1.1), None),
+    "gumbel_r": ((0.3, 1.5), None),
+    "gumbel_l": ((0.3, 1.5), None),
 }
 DISCRETE = {
     "poisson": (2.5,),
@@ -41,6 +45,7 @@ DISCRETE = {
     "binom": (5, 0.3),
     "geom": (0.3,),
     "nbinom": (2.5, 0.4),
+    "betabinom": (5, 1.5, 2.0),
 }
 # shape parameters whose cdf-side derivatives go through a refused special function
 REFUSED_SHAPES = {"t": {0}, "gamma": {0}, "chi2": {0}, "beta": {0, 1}}
@@ -78,7 +83,8 @@ def test_values_match_scipy(name, method, params):
 def _inside(name):
     """Points strictly inside the support, away from kinks (laplace's loc)."""
     return {"expon": X[2:], "uniform": X[1:3], "gamma": X[2:], "chi2": X[2:],
-            "beta": X[1:4], "laplace": X[[0, 2, 3]]}.get(name, X)
+            "beta": X[1:4], "laplace": X[[0, 2, 3]],
+            "lognorm": X[2:], "pareto": X[3:]}.get(name, X)
 
 
 def _grad_cases():
@@ -132,6 +138,15 @@ def test_derivatives_in_shape_parameters_that_do_not_exist_are_refused(name, met
             "binom": (2.0, 5.0, 0.3)}[name]
     with pytest.raises(TypeError, match="not differentiable in its argument"):
         fg.grad(getattr(module, method), position)(*args)
+
+
+def test_multinomial_against_scipy_and_finite_differences():
+    p = np.array([0.2, 0.5, 0.3])
+    x = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 3.0], [1.0, 1.0, 0.0], [4.0, -1.0, 0.0]])
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(stats.multinomial.logpmf(x, 3, p),
+                                   st.multinomial.logpmf(x, 3, p))
+    fg.check_grads(lambda p: stats.multinomial.logpmf(x[:2], 3, p), (p,), order=2)
 
 
 def test_dirichlet_against_scipy_and_finite_differences():

@@ -17,6 +17,7 @@ computed by ``betainc``...) raises ``TypeError`` naming it.
 from . import (
     bernoulli,
     beta,
+    betabinom,
     binom,
     cauchy,
     chi2,
@@ -24,19 +25,25 @@ from . import (
     expon,
     gamma,
     geom,
+    gumbel_l,
+    gumbel_r,
     laplace,
     logistic,
+    lognorm,
+    multinomial,
     multivariate_normal,
     nbinom,
     norm,
+    pareto,
     poisson,
     t,
     uniform,
 )
 
 __all__ = [
-    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom",
-    "laplace", "logistic", "multivariate_normal", "nbinom", "norm", "poisson", "t", "uniform",
+    "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
+    "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "lognorm", "multinomial",
+    "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "uniform",
 ]
 
 
