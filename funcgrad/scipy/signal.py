@@ -32,12 +32,12 @@ def __dir__() -> list:
     return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
 
 
-def _full_impl(a, b, method="direct"):
+def _full(a, b, method="direct"):
     return _backend.fit(_backend.call("signal", "convolve", (a, b),
                                       {"mode": "full", "method": method}), (a, b))
 
 
-_full = _make_primitive(_full_impl)
+_full = _make_primitive(_full)  # named as it is found: pickles by reference
 _full.library = True
 _full.name = "convolve"
 
