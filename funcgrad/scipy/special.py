@@ -30,11 +30,12 @@ from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defv
 from . import _backend
 
 __all__ = [
-    "beta", "betainc", "betaincinv", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfcx",
-    "erfinv", "expit", "gamma", "gammainc", "gammaincc", "gammainccinv", "gammaincinv", "gammaln", "i0", "i0e", "i1",
-    "i1e", "iv", "ive", "j0", "j1", "jv", "kl_div", "log_expit", "log_ndtr",
-    "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-    "psi", "rel_entr", "softmax", "stdtr", "stdtrit", "xlog1py", "xlogy", "y0", "y1", "yv", "zeta",
+    "beta", "betainc", "betaincinv", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv",
+    "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "gamma", "gammainc", "gammaincc",
+    "gammainccinv", "gammaincinv", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "iv", "ive",
+    "j0", "j1", "jv", "kl_div", "log_expit", "log_ndtr", "log_softmax", "loggamma", "logit",
+    "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "psi", "rel_entr", "rgamma",
+    "softmax", "spence", "stdtr", "stdtrit", "xlog1py", "xlogy", "y0", "y1", "yv", "zeta",
 ]
 
 
@@ -596,6 +597,85 @@ _rules(jv, _no("jv", 0, "v", _ORDER), lambda ans, v, x: 0.5 * (jv(v - 1, x) - jv
 _rules(y0, lambda ans, x: -y1(x))
 _rules(y1, lambda ans, x: 0.5 * (y0(x) - yv(2.0, x)))
 _rules(yv, _no("yv", 0, "v", _ORDER), lambda ans, v, x: 0.5 * (yv(v - 1, x) - yv(v + 1, x)))
+
+# -- more of SciPy's functions ---------------------------------------------------------------
+
+rgamma = _special("rgamma", 1, """``1 / Γ(x)``, finite (zero) at the poles of ``Γ``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> float(special.rgamma(1.0)), round(float(fg.grad(special.rgamma)(1.0)), 6)
+(1.0, 0.577216)
+""")
+loggamma = _special("loggamma", 1, """The principal branch of ``log Γ(x)`` (real for ``x > 0``,
+complex for complex ``x``); its derivative is :func:`digamma`.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(fg.grad(special.loggamma)(1.0)), 6)
+-0.577216
+""")
+gammasgn = _special("gammasgn", 1, """The sign of ``Γ(x)``: piecewise constant, its derivative 0.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> float(special.gammasgn(-0.5)), float(fg.grad(special.gammasgn)(-0.5))
+(-1.0, 0.0)
+""")
+poch = _special("poch", 2, """The Pochhammer symbol ``(z)_m = Γ(z + m) / Γ(z)``, differentiable in
+``z`` and ``m``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> float(special.poch(2.0, 3.0)), round(float(fg.grad(special.poch, 1)(2.0, 3.0)), 6)
+(24.0, 36.146824)
+""")
+exp1 = _special("exp1", 1, """The exponential integral ``E₁(x) = ∫₁^∞ exp(-x t) / t dt``; its
+derivative is ``-exp(-x) / x``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(special.exp1(1.0)), 6), round(float(fg.grad(special.exp1)(1.0)), 6)
+(0.219384, -0.367879)
+""")
+expi = _special("expi", 1, """The exponential integral ``Ei(x)``; its derivative is ``exp(x) / x``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(special.expi(1.0)), 6), round(float(fg.grad(special.expi)(1.0)), 6)
+(1.895118, 2.718282)
+""")
+expn = _special("expn", 2, """The generalized exponential integral ``E_n(x)`` of integer order ``n``.
+
+Differentiable in ``x`` (``-E_{n-1}(x)``); the order ``n`` is data.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(fg.grad(lambda x: special.expn(2, x))(1.0)), 6)   # -E₁(1)
+-0.219384
+""")
+spence = _special("spence", 1, """Spence's function (the dilogarithm ``Li₂(1 - z)``); its
+derivative is ``log(z) / (1 - z)``.
+
+>>> import funcgrad as fg
+>>> from funcgrad.scipy import special
+>>> round(float(special.spence(1.0)), 6), round(float(fg.grad(special.spence)(2.0)), 6)
+(0.0, -0.693147)
+""")
+
+_rules(rgamma, lambda ans, x: -ans * digamma(x))
+_rules(loggamma, lambda ans, x: digamma(x))
+_rules(gammasgn, lambda ans, x: fnp.zeros_like(x))
+_rules(
+    poch,
+    lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
+    lambda ans, z, m: ans * digamma(z + m),
+)
+_rules(exp1, lambda ans, x: -fnp.exp(-x) / x)
+_rules(expi, lambda ans, x: fnp.exp(x) / x)
+_rules(expn, _no("expn", 0, "n", "the order n is an integer"),
+       lambda ans, n, x: -expn(n - 1, x))
+_rules(spence, lambda ans, z: fnp.log(z) / (1 - z))
 
 # -- zeta ---------------------------------------------------------------------------------
 
