@@ -11,7 +11,8 @@ import funcgrad as fg
 from funcgrad.scipy import signal
 
 RNG = np.random.default_rng(0)
-SHAPES = [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((4, 5), (2, 3)), ((2, 3), (4, 5))]
+SHAPES = [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((4, 5), (2, 3)), ((2, 3), (4, 5)),
+          ((3, 4, 2), (2, 2, 2))]
 MODES = ["full", "same", "valid"]
 FUNS = ["convolve", "correlate", "fftconvolve"]
 
@@ -37,6 +38,12 @@ def test_derivatives_by_finite_differences(name):
     for mode in MODES:
         fg.check_grads(lambda a, b, mode=mode: getattr(signal, name)(a, b, mode), (a, b),
                        order=2, modes=("rev", "fwd"))
+
+
+def test_n_dimensional_gradients():
+    a, b = RNG.standard_normal((3, 4, 2)), RNG.standard_normal((2, 3, 2))
+    for mode in MODES:
+        fg.check_grads(lambda a, b, mode=mode: signal.convolve(a, b, mode), (a, b), order=1)
 
 
 def test_gradients_match_jax():

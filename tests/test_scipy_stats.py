@@ -314,3 +314,18 @@ def test_on_the_standin_device(standin):
         got = fg.grad(lambda m, fun=fun: fnp.sum(fun(m, standin.put(x))))(standin.put(mu))
         assert type(got) is standin.StrictArray
         np.testing.assert_allclose(standin.get(got), want, rtol=1e-12)
+
+
+def test_parameters_broadcast_and_their_gradients_sum_back():
+    # autograd's test_scipy.py idea: every argument an array of its own broadcastable shape
+    rng = np.random.default_rng(5)
+    x, loc = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    scale, df = 0.5 + rng.uniform(size=(3, 1)), 2.0 + rng.uniform(size=(1, 4))
+    np.testing.assert_allclose(stats.t.logpdf(x, df, loc, scale), st.t.logpdf(x, df, loc, scale))
+    for fun, args in [(stats.norm.logpdf, (x, loc, scale)), (stats.norm.cdf, (x, loc, scale)),
+                      (stats.t.logpdf, (x, df, loc, scale)),
+                      (stats.gamma.logpdf, (np.abs(x) + 0.5, df, 0.0, scale))]:
+        fg.check_grads(fun, args, order=2, modes=("rev", "fwd"))
+        _, vjp_fn = fg.vjp(fun, *args)
+        for a, g in zip(args, vjp_fn(np.ones((3, 4))), strict=True):
+            assert np.shape(g) == np.shape(a)
