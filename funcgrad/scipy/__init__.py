@@ -1,4 +1,4 @@
-"""``funcgrad.scipy``: SciPy's functions, differentiable to any order (layer 7).
+"""``funcgrad.scipy``: SciPy's functions, differentiable to any order (layer 7; imports SciPy).
 
 Imported on first use (``import funcgrad.scipy`` or ``fg.scipy``): ``import
 funcgrad`` never imports SciPy.
@@ -9,4 +9,4 @@ funcgrad`` never imports SciPy.
 True
 """
 
-from . import integrate, linalg, signal, special, stats  # noqa: F401
+from . import integrate, linalg, optimize, signal, sparse, special, stats
