@@ -399,8 +399,15 @@ def _kwargs_batched(kwargs: dict, level: Level) -> bool:
 # -- the runner: one primitive called with batched arguments ---------------------
 
 def rule_of(prim: Any) -> Callable | None:
-    """The batching rule of ``prim``, or None (then the loop runs)."""
-    return getattr(prim, "__dict__", {}).get("batch")
+    """The batching rule of ``prim``, or None (then the loop runs).  A primitive marked
+    ``elementwise`` (a family's own ufunc-like one) gets the broadcasting rule."""
+    own = getattr(prim, "__dict__", {})
+    rule = own.get("batch")
+    if rule is None and own.get("elementwise"):
+        from .numpy._batching import elementwise
+
+        rule = prim.batch = elementwise(prim)
+    return rule
 
 
 LOOP = "loop"  # what a rule answers for a case it does not cover: the loop runs
