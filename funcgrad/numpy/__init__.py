@@ -18,7 +18,7 @@ True
 from math import e, inf, nan, pi
 from types import ModuleType as _ModuleType
 
-from . import linalg
+from . import fft, linalg
 from .comparison import (
     all,
     any,
@@ -171,7 +171,7 @@ newaxis = None
 # not part of ``fnp``'s face) and private names.
 __all__ = [
     _name for _name, _value in sorted(globals().items())
-    if not _name.startswith("_") and (_name == "linalg" or not isinstance(_value, _ModuleType))
+    if not _name.startswith("_") and (_name in ("linalg", "fft") or not isinstance(_value, _ModuleType))
 ]
 
 
