@@ -155,7 +155,7 @@ def _doubled(g: Any, n: int, axis: int) -> Any:
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    w = xp.asarray(w.reshape((m,) + (1,) * (v.ndim - 1 - axis)), dtype=v.real.dtype)
+    w = xp.asarray(w.reshape((m,) + (1,) * (v.ndim - 1 - axis)), dtype=numpy.finfo(v.dtype).dtype)
     return g * w
 
 
