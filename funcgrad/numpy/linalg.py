@@ -828,3 +828,202 @@ __all__ = ["cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "
 
 def __dir__() -> list:
     return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
+
+
+# -- issue 19: eigvalsh, svdvals, pinv, lstsq, matrix_power, multi_dot, matrix_rank ---
+
+
+def _cj(x):
+    """``conj(x)`` of complex data (the complex helper's ``fnp.conj``), ``x`` of real."""
+    if getattr(raw(x), "dtype", numpy.dtype(float)).kind != "c":
+        return x
+    from .. import numpy as fnp
+
+    conj = getattr(fnp, "conj", None)
+    if conj is None:
+        raise FuncgradTypeError("linalg: complex matrices need fnp.conj, which is missing")
+    return conj(x)
+
+
+def _H(x):
+    return _cj(_T(x))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:
+    """``numpy.linalg.eigvalsh``: the eigenvalues of symmetric matrices, ascending
+    (``eigh``'s first result); the gradient is ``v diag(g) v^T``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvalsh(numpy.array([[2.0, 1.0], [1.0, 2.0]]))
+    array([1., 3.])
+    """
+    return eigh(a, UPLO)[0]
+
+
+def svdvals(x: Any) -> Any:
+    """``numpy.linalg.svdvals``: the singular values, descending (``svd``'s ``S``).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.svdvals(numpy.diag([1.0, 3.0]))
+    array([3., 1.])
+    """
+    return svd(x, compute_uv=False)
+
+
+@primitive
+def _pinv(a, rcond=None):
+    xp = _ns(a)
+    half = a.dtype == numpy.float16
+    b = a.astype(numpy.float32) if half else a
+    out = xp.linalg.pinv(b) if rcond is None else xp.linalg.pinv(b, rcond)
+    return out.astype(numpy.float16) if half else out
+
+
+_pinv.name = "pinv"
+
+
+def _pinv_parts(ans, a):
+    m, n = shape_of(a)[-2:]
+    return _eye_like(a, m) - matmul(a, ans), _eye_like(a, n) - matmul(ans, a)
+
+
+def _pinv_jvp(t, ans, a, rcond=None):
+    # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+  (constant rank)
+    left, right = _pinv_parts(ans, a)
+    th = _H(t)
+    return (-matmul(ans, matmul(t, ans)) + matmul(matmul(ans, _H(ans)), matmul(th, left))
+            + matmul(right, matmul(th, matmul(_H(ans), ans))))
+
+
+def _pinv_vjp(g, ans, a, rcond=None):
+    # the transpose of the JVP under <a, b> = real(sum(a * b))
+    left, right = _pinv_parts(ans, a)
+    gt = _T(g)
+    return (-matmul(_T(ans), matmul(g, _T(ans)))
+            + _cj(matmul(left, matmul(gt, matmul(ans, _H(ans)))))
+            + _cj(matmul(matmul(_H(ans), ans), matmul(gt, right))))
+
+
+defvjp(_pinv, _pinv_vjp)
+defjvp(_pinv, _pinv_jvp)
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
+    """``numpy.linalg.pinv``: the Moore-Penrose pseudo-inverse of matrices ``(..., m, n)``.
+
+    Differentiable where the rank is constant (singular values below ``rcond`` stay
+    there): Golub and Pereyra's formula ``-A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A)
+    dA^T A+^T A+``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.pinv(numpy.array([[2.0], [0.0]]))
+    array([[0.5, 0. ]])
+    """
+    (a,) = as_arrays(a)
+    if len(shape_of(a)) < 2:
+        raise FuncgradValueError(f"linalg.pinv: needs matrices (..., m, n), got shape "
+                                 f"{shape_of(a)}")
+    return _pinv(a, rcond=None if rcond is None else float(raw(rcond)))
+
+
+class LstsqResult(NamedTuple):
+    """``(x, residuals, rank, s)``, as ``numpy.linalg.lstsq`` returns them."""
+
+    x: Any
+    residuals: Any
+    rank: Any
+    s: Any
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
+    """``numpy.linalg.lstsq``: the least-squares solution ``x`` of ``a @ x = b``, the sums
+    of squared residuals (when ``a`` has full column rank and more rows than columns),
+    the rank (data) and the singular values; ``x`` is ``pinv(a) @ b``, differentiable
+    in ``a`` and ``b`` where the rank is constant.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.lstsq(numpy.array([[1.0], [1.0]]), numpy.array([1.0, 3.0])).x
+    array([2.])
+    """
+    a, b = as_arrays(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
+        raise FuncgradValueError(f"linalg.lstsq: incompatible shapes {sa} and {sb}")
+    av = raw(a)
+    xp = xp_of(av)
+    s = svdvals(a)
+    sv = raw(s)
+    m, n = sa
+    cut = (numpy.finfo(av.dtype).eps * max(m, n) if rcond is None else float(raw(rcond)))
+    rank = int(xp.sum(sv > cut * (sv[0] if sv.shape[0] else 0)))
+    vec = len(sb) == 1
+    bb = reshape(b, (m, 1)) if vec else b
+    x = matmul(_pinv(a, rcond=cut), bb)
+    if rank == n and m > n:
+        r = bb - matmul(a, x)
+        residuals = _sum(absolute(r) ** 2 if raw(r).dtype.kind == "c" else r * r, axis=0)
+    else:
+        residuals = xp.zeros((0,), dtype=numpy.finfo(av.dtype).dtype)
+    if vec:
+        x = reshape(x, (n,))
+    return LstsqResult(x, residuals, rank, s)
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``numpy.linalg.matrix_power``: ``a`` multiplied by itself ``n`` times (``inv(a)``
+    for negative ``n``, the identity for 0), by repeated squaring.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.linalg.matrix_power(a, 3)[0, 0])(numpy.array([[2.0]]))
+    array([[12.]])
+    """
+    a = _square(a, "matrix_power")
+    try:
+        n = int(numbers.Integral.__index__(n)) if not isinstance(n, int) else n
+    except TypeError:
+        raise FuncgradTypeError(f"linalg.matrix_power: exponent must be an integer, got {n!r}")
+    if n == 0:
+        k = shape_of(a)[-1]
+        return bcast(_eye_like(a, k), raw(a))
+    if n < 0:
+        a, n = inv(a), -n
+    out = None
+    sq = a
+    while n:
+        if n & 1:
+            out = sq if out is None else matmul(out, sq)
+        n >>= 1
+        if n:
+            sq = matmul(sq, sq)
+    return out
+
+
+def multi_dot(arrays: Any) -> Any:
+    """``numpy.linalg.multi_dot``: the product of a chain of matrices (the first and last
+    may be vectors), left to right.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.multi_dot([numpy.eye(2), numpy.ones((2, 2)), numpy.ones(2)])
+    array([2., 2.])
+    """
+    arrays = as_arrays(*arrays)
+    if len(arrays) < 2:
+        raise FuncgradValueError("linalg.multi_dot: expecting at least two arrays")
+    out = arrays[0]
+    for b in arrays[1:]:
+        out = matmul(out, b)
+    return out
+
+
+def matrix_rank(a: Any, tol: Any = None) -> Any:
+    """``numpy.linalg.matrix_rank``: the number of singular values above ``tol`` (data).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> int(fnp.linalg.matrix_rank(numpy.ones((2, 2))))
+    1
+    """
+    v = raw(a)
+    return xp_of(v).linalg.matrix_rank(v, tol)
+
+
+__all__ += ["eigvalsh", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "pinv", "svdvals"]
