@@ -264,7 +264,9 @@ def _erf_impl(x: Any) -> Any:
     xp = namespace(x)
     if xp is numpy:
         from scipy.special import erf
-        return erf(x)
+
+        out = erf(x)
+        return out.astype(x.dtype) if getattr(out, "dtype", x.dtype) != x.dtype else out
     special = getattr(getattr(xp, "scipy", None), "special", None) or getattr(xp, "special", None)
     if special is None:
         raise FuncgradTypeError(

@@ -46,6 +46,8 @@ def _operator_ufuncs() -> dict:
         "matmul": _p.matmul, "negative": _e.negative, "absolute": _e.absolute,
         "less": c.less, "less_equal": c.less_equal, "greater": c.greater,
         "greater_equal": c.greater_equal,
+        "remainder": _more.remainder, "floor_divide": _more.floor_divide,
+        "divmod": lambda x, y: (_more.floor_divide(x, y), _more.remainder(x, y)),
     }
 
 

@@ -22,7 +22,18 @@ from ..errors import FuncgradValueError
 from . import elementwise as _e
 from . import reductions as _r
 from . import shape as _s
-from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, ufunc, unbroadcast, xp_of
+from ._core import (
+    bcast,
+    defjvp,
+    defvjp,
+    lazy,
+    primitive,
+    raw,
+    shape_of,
+    ufunc,
+    unbroadcast,
+    xp_of,
+)
 from ._core import namespace as _ns
 from .comparison import _data_only
 
@@ -144,7 +155,15 @@ def _isfinite_mask(x, ans):
 
 @primitive
 def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
-    return _ns(x).nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    xp = _ns(x)
+    if x.dtype.kind not in "fc":
+        return xp.asarray(x).copy()
+    if x.dtype.kind == "c":
+        return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    big = numpy.finfo(x.dtype).max
+    out = xp.where(xp.isnan(x), x.dtype.type(nan), x)
+    out = xp.where(x == numpy.inf, x.dtype.type(big if posinf is None else posinf), out)
+    return xp.where(x == -numpy.inf, x.dtype.type(-big if neginf is None else neginf), out)
 
 
 _nan_to_num.name = "nan_to_num"
@@ -397,9 +416,17 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     >>> fnp.logspace(0.0, 2.0, 3)
     array([  1.,  10., 100.])
     """
-    from .creation import linspace
-
-    exps = linspace(start, stop, num, endpoint=endpoint)
+    start, stop = _s.as_arrays(start, stop)
+    xp = xp_of(start, stop)  # one device (else DeviceMismatchError)
+    num = int(num)
+    if num < 0:
+        raise FuncgradValueError(f"logspace: num must be non-negative, got {num}")
+    dt = numpy.result_type(raw(start).dtype, raw(stop).dtype, 1.0)
+    div = (num - 1) if endpoint else num
+    steps = xp.arange(num, dtype=dt) / (div if div > 0 else 1)
+    nd = max(len(shape_of(start)), len(shape_of(stop)))
+    steps = xp.reshape(steps, (num,) + (1,) * nd)
+    exps = _e.add(start, _e.multiply(_e.subtract(stop, start), steps))
     if axis != 0:
         exps = _s.moveaxis(exps, 0, axis)
     out = _e.power(base, exps)
@@ -646,7 +673,10 @@ def partition(a: Any, kth: Any, axis: int = -1) -> Any:
     if axis is None:
         a, axis = _s.ravel(a), 0
     v = raw(a)
-    return take_along_axis(a, xp_of(v).argpartition(v, kth, axis=axis), axis)
+    xp = xp_of(v)
+    if lazy(a) or not hasattr(xp, "argpartition"):  # a sort is a partition too
+        return _s.sort(a, axis=axis)
+    return take_along_axis(a, xp.argpartition(v, kth, axis=axis), axis)
 
 
 # -- differences, sums, statistics ------------------------------------------------------
@@ -948,7 +978,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             w = _s.reshape(w, (-1,) + (1,) * (len(shape_of(a)) - ax - 1))
             w = _s.broadcast_to(w, tuple(shape_of(a)))
         scl = _r.sum(w, axis=_axis(axis), keepdims=keepdims)
-        avg = _r.sum(a * w, axis=_axis(axis), keepdims=keepdims) / scl
+        avg = _e.divide(_r.sum(_e.multiply(a, w), axis=_axis(axis), keepdims=keepdims), scl)
     if returned:
         return avg, _s.broadcast_to(scl, tuple(shape_of(avg)))
     return avg
@@ -1020,7 +1050,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
             d = _s.reshape(d, (-1,) + (1,) * (nd - axis - 1))
     lead = (slice(None),) * axis
     mid = _s.getitem(y, lead + (slice(1, None),)) + _s.getitem(y, lead + (slice(None, -1),))
-    return _r.sum(d * mid, axis=axis) / 2.0
+    return _r.sum(_e.multiply(d, mid), axis=axis) / 2.0
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
@@ -1047,9 +1077,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     j = ns.minimum(i + 1, n - 1)
     x0, x1 = xpv[i], xpv[j]
     width = ns.where(x1 == x0, 1, x1 - x0)
-    t = (x - x0) / width
+    t = _e.divide(_e.subtract(x, x0), width)
     f0, f1 = _s.take(fp, i), _s.take(fp, j)
-    out = f0 + t * (f1 - f0)
+    out = _e.add(f0, _e.multiply(t, _e.subtract(f1, f0)))
     lo = _s.getitem(fp, 0) if left is None else left
     hi = _s.getitem(fp, n - 1) if right is None else right
     out = _e.where(xv < xpv[0], lo, out)
@@ -1065,11 +1095,12 @@ def polyval(p: Any, x: Any) -> Any:
     array(6.)
     """
     p, x = _s.as_arrays(p, x)
+    xp_of(p, x)  # one device (else DeviceMismatchError)
     if len(shape_of(p)) != 1:
         raise FuncgradValueError("polyval: p must be 1-d")
     out = _e.multiply(x, 0.0)
     for k in range(shape_of(p)[0]):
-        out = out * x + _s.getitem(p, k)
+        out = _e.add(_e.multiply(out, x), _s.getitem(p, k))
     return out
 
 
@@ -1106,7 +1137,7 @@ def kron(a: Any, b: Any) -> Any:
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
     a2 = _s.reshape(a, tuple(v for n in sa for v in (n, 1)))
     b2 = _s.reshape(b, tuple(v for n in sb for v in (1, n)))
-    return _s.reshape(a2 * b2, tuple(m * n for m, n in zip(sa, sb, strict=True)))
+    return _s.reshape(_e.multiply(a2, b2), tuple(m * n for m, n in zip(sa, sb, strict=True)))
 
 
 def _correlate(a: Any, v: Any, mode: str, name: str) -> Any:
@@ -1168,13 +1199,22 @@ class _Concatenator:
         self._name = name
 
     def __getitem__(self, key: Any) -> Any:
+        from .creation import asarray
+
         items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(item, str) for item in items):
+            raise FuncgradValueError(f"{self._name}: string directives are not supported")
+        items = [numpy.r_[item] if isinstance(item, slice) else item for item in items]
+        scalar = (bool, int, float, complex)
+        arrays = [a for a in items if type(a) not in scalar]
+        like = next((raw(a) for a in arrays if hasattr(raw(a), "shape")), None)
+        # Python numbers are weak, as in NumPy: they take the arrays' dtype
+        dtype = numpy.result_type(*(raw(a).dtype for a in arrays if hasattr(raw(a), "dtype")),
+                                  *(a for a in items if type(a) in scalar))
         parts = []
         for item in items:
-            if isinstance(item, str):
-                raise FuncgradValueError(f"{self._name}: string directives are not supported")
-            if isinstance(item, slice):
-                item = numpy.r_[item]
+            if type(item) in scalar:
+                item = asarray([item], dtype, like=like)
             (arr,) = _s.as_arrays(item)
             nd = len(shape_of(arr))
             if self._columns:
@@ -1182,9 +1222,7 @@ class _Concatenator:
             else:
                 arr = _s.reshape(arr, (1,)) if nd == 0 else arr
             parts.append(arr)
-        if self._columns:
-            return _s.concatenate(parts, axis=-1)
-        return _s.concatenate(parts, axis=0)
+        return _s.concatenate(parts, axis=-1 if self._columns else 0)
 
     def __repr__(self) -> str:
         return f"<funcgrad.numpy.{self._name}>"
