@@ -91,6 +91,9 @@ from .elementwise import (
     where,
 )
 from .more import (  # issue 19: the rest of NumPy
+    append,
+    row_stack,
+    select,
     acos,
     acosh,
     asin,

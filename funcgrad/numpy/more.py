@@ -620,6 +620,51 @@ def dstack(tup: Any) -> Any:
     return _s.concatenate(list(arrays), axis=2)
 
 
+def append(arr: Any, values: Any, axis: Any = None) -> Any:
+    """``numpy.append``: ``values`` joined after ``arr`` (both flattened when ``axis`` is
+    None); differentiable in both.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.append(numpy.array([1.0, 2.0]), [[3.0]])
+    array([1., 2., 3.])
+    """
+    arr, values = _s.as_arrays(arr, values)
+    if axis is None:
+        return _s.concatenate([_s.ravel(arr), _s.ravel(values)], axis=0)
+    return _s.concatenate([arr, values], axis=axis)
+
+
+def row_stack(tup: Any) -> Any:
+    """``numpy.row_stack`` (an old name of ``vstack``).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.row_stack([numpy.ones(2), numpy.zeros(2)]).shape
+    (2, 2)
+    """
+    return _s.vstack(tup)
+
+
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    """``numpy.select``: from each position, the entry of the first choice whose condition
+    holds (conditions are data), else ``default``; differentiable in the choices.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> x = numpy.array([-1.0, 0.5, 2.0])
+    >>> fnp.select([x < 0, x < 1], [-x, x * 10], default=7.0)
+    array([1., 5., 7.])
+    """
+    if len(condlist) != len(choicelist):
+        raise FuncgradValueError("select: list of cases must be same length as list of "
+                                 "conditions")
+    if not condlist:
+        raise FuncgradValueError("select with an empty condition list is not possible")
+    choices = _s.as_arrays(*choicelist)
+    out = default
+    for cond, choice in zip(reversed(list(condlist)), reversed(list(choices)), strict=True):
+        out = _e.where(raw(cond), choice, out)
+    return out
+
+
 def _open_grid(shape: tuple, axis: int, index: Any, xp: Any) -> tuple:
     """``index`` along ``axis``, broadcasting aranges along the others."""
     nd = len(shape)
