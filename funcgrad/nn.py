@@ -276,9 +276,9 @@ def _erf_impl(x: Any) -> Any:
     return special.erf(x)
 
 
-from .numpy._core import defjvp as _defjvp  # noqa: E402
-from .numpy._core import defvjp as _defvjp  # noqa: E402
-from .numpy._core import primitive as _primitive  # noqa: E402
+from .numpy._core import defjvp as _defjvp
+from .numpy._core import defvjp as _defvjp
+from .numpy._core import primitive as _primitive
 
 _erf = _primitive(_erf_impl)
 _erf.name = "erf"

@@ -210,9 +210,12 @@ def primitive(f):
     return fg.primitive(f)
 
 
+def _vjp_rule(maker):
+    return lambda g, ans, *a, **k: maker(ans, *a, **k)(g)
+
+
 def defvjp(prim, *makers, argnums=None):
-    rules = [None if m is None else
-             (lambda m: lambda g, ans, *a, **k: m(ans, *a, **k)(g))(m) for m in makers]
+    rules = [None if m is None else _vjp_rule(m) for m in makers]
     if argnums is not None:
         full = [None] * (max(argnums) + 1)
         for i, r in zip(argnums, rules, strict=True):
@@ -222,8 +225,6 @@ def defvjp(prim, *makers, argnums=None):
 
 
 def defjvp(prim, *rules, argnums=None):
-    rules = [None if r is None else (lambda r: lambda t, ans, *a, **k: r(t, ans, *a, **k))(r)
-             for r in rules]
     fg.defjvp(prim, *rules)
 
 

@@ -33,10 +33,9 @@ EXCEPTIONS = {
 
 
 def _autograd_differentiated() -> set:
-    from autograd.core import primitive_vjps
-
-    import autograd.numpy.fft  # noqa: F401
+    import autograd.numpy.fft
     import autograd.numpy.linalg  # noqa: F401
+    from autograd.core import primitive_vjps
 
     found = set()
     modules = {"autograd.numpy.numpy_wrapper": "", "autograd.numpy.linalg": "linalg.",

@@ -70,8 +70,9 @@ def _public(module) -> set[str]:
 # their own, and the constants (plain floats and None) are described in prose.
 REFERENCE = [
     (fg, "funcgrad", _public(fg) - {"nn", "numpy", "tree", "dask"}),
-    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "pi", "e", "inf", "nan", "newaxis"}),
+    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "fft", "pi", "e", "inf", "nan", "newaxis"}),
     (fnp.linalg, "funcgrad.numpy.linalg", _public(fnp.linalg)),
+    (fnp.fft, "funcgrad.numpy.fft", _public(fnp.fft)),
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
 ]

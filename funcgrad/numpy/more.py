@@ -798,7 +798,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
             )
         lead = (slice(None),) * ax
 
-        def part(sl):
+        def part(sl, lead=lead):
             return _s.getitem(f, lead + (sl,))
 
         first = (part(slice(1, 2)) - part(slice(0, 1))) / h
