@@ -154,6 +154,22 @@ SHAPES = [
     Row("r_", lambda a, b: fnp.r_[a, b, 2.0], shapes=[((3,), ()), ((2,), (2,))]),
     Row("c_", lambda a, b: fnp.c_[a, b], shapes=[((3,), (3,))]),
     Row("real_if_close", fnp.real_if_close, shapes=[((3,),)]),
+    Row("append", fnp.append, shapes=[((3,), (2,)), ((2, 2), ())]),
+    Row("append", lambda a, b: fnp.append(a, b, axis=0), id="axis", shapes=[((2, 3), (1, 3))]),
+    Row("row_stack", lambda a, b: fnp.row_stack([a, b]), shapes=[((3,), (3,))]),
+    Row("select", lambda a, b: fnp.select([fnp.less(a, 0), fnp.less(a, 1)], [a * b, b],
+                                          default=fnp.sin(a)), shapes=[((5,), (5,)), ((), ())]),
+]
+
+ROUNDED = [  # piecewise constant: derivative 0 (the inputs stay away from the jumps)
+    Row("trunc", lambda x: fnp.trunc(x) * x, make=lambda rng, dtype, shapes: tuple(
+        rng.integers(-3, 4, s) + 0.5 + 0.3 * np.tanh(rng.standard_normal(s)) for s in shapes)),
+    Row("fix", lambda x: fnp.fix(x) + x, shapes=[((3,),)], make=lambda rng, dtype, shapes: tuple(
+        rng.integers(-3, 4, s) + 0.5 + 0.3 * np.tanh(rng.standard_normal(s)) for s in shapes)),
+    Row("rint", lambda x: fnp.rint(x) * x, make=lambda rng, dtype, shapes: tuple(
+        rng.integers(-3, 4, s) + 0.3 * np.tanh(rng.standard_normal(s)) for s in shapes)),
+    Row("floor_divide", lambda x, y: fnp.floor_divide(x, y) * x + y, shapes=SAME2,
+        make=_mod_inputs),
 ]
 
 LINALG = [
@@ -192,4 +208,4 @@ NN = [
     Row("nn.log_sigmoid", fg.nn.log_sigmoid, shapes=UNARY),
 ]
 
-ROWS = ELEMENTWISE + STATS + SHAPES + LINALG + NN
+ROWS = ELEMENTWISE + STATS + SHAPES + ROUNDED + LINALG + NN

@@ -421,7 +421,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     num = int(num)
     if num < 0:
         raise FuncgradValueError(f"logspace: num must be non-negative, got {num}")
-    dt = numpy.result_type(raw(start).dtype, raw(stop).dtype, 1.0)
+    dt = numpy.result_type(*(getattr(raw(v), "dtype", raw(v)) for v in (start, stop)), 1.0)
     div = (num - 1) if endpoint else num
     steps = xp.arange(num, dtype=dt) / (div if div > 0 else 1)
     nd = max(len(shape_of(start)), len(shape_of(stop)))
