@@ -16,6 +16,7 @@ from table import BINARY, UNARY, Row, away_from_zero, positive, real
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad.numpy.fft import _re
 
 la = fnp.linalg
 
@@ -190,6 +191,39 @@ LINALG = [
 ]
 
 
+def _eig_function(a):
+    """``V diag(exp(w)) V^-1 = expm(a)``: independent of each eigenvector's phase."""
+    w, v = la.eig(a)
+    return fnp.astype(_re(fnp.matmul(v * fnp.expand_dims(fnp.exp(w), -2), la.inv(v))), a.dtype)
+
+
+def _eigvals_mix(a):
+    w = la.eigvals(a)
+    return fnp.astype(_re(w * w + w * (1 + 2j)), a.dtype)
+
+
+def _spread_spectrum(rng, dtype, shapes):
+    """Matrices ``Q diag(d) Q^-1`` with real eigenvalues 1.5 apart, or with a pair
+    ``1 +- 1.3i``: distinct eigenvalues, well-conditioned eigenvectors."""
+    (s,) = shapes
+    n = s[-1]
+    d = 1.5 * np.arange(n) - n + 0.2 * rng.random(s[:-1] + (n,))
+    q = rng.standard_normal(s) + 2 * np.eye(n)
+    m = (q * d[..., None, :]) @ np.linalg.inv(q)
+    if n >= 2:  # a rotation block: a complex conjugate pair
+        m = m + 1.3 * (np.eye(n, k=1) - np.eye(n, k=-1)) * (np.arange(n) < 2)[:, None] * (
+            np.arange(n) < 2)[None, :]
+    return (m,)
+
+
+EIG = [
+    Row("linalg.eig", _eig_function, id="function", make=_spread_spectrum,
+        shapes=[((3, 3),), ((2, 2, 2),)], dtypes=("float64",)),
+    Row("linalg.eigvals", _eigvals_mix, make=_spread_spectrum,
+        shapes=[((3, 3),), ((4, 4),)], dtypes=("float64",)),
+]
+
+
 def _sym(rng, shapes):
     (s,) = shapes
     n = s[-1]
@@ -208,4 +242,4 @@ NN = [
     Row("nn.log_sigmoid", fg.nn.log_sigmoid, shapes=UNARY),
 ]
 
-ROWS = ELEMENTWISE + STATS + SHAPES + ROUNDED + LINALG + NN
+ROWS = ELEMENTWISE + STATS + SHAPES + ROUNDED + LINALG + EIG + NN

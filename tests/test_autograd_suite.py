@@ -79,7 +79,6 @@ del BY_DESIGN["test_tests.py::test_check_vjp_1st_order_fail"]
 
 # Not done yet (named, to be fixed).
 NOT_YET = {
-    "test_linalg.py::test_eig_real": "fnp.linalg.eig is not done yet",
     "test_misc.py::test_const_graph":
         "fg.replay (autograd's const_graph) traces foo again when its floats change 0.0 -> 1.0",
     "test_misc.py::test_const_graph_args":
@@ -101,6 +100,7 @@ COMPLEX_PENDING = {
     "test_systematic.py::test_conj": "fnp.conj", "test_systematic.py::test_conjugate":
     "fnp.conjugate", "test_systematic.py::test_angle": "fnp.angle",
     "test_wrappers.py::test_dtypes": "fnp.real",
+    "test_linalg.py::test_eig_real": "fnp.abs of complex eigenvalues and eigenvectors",
 }
 COMPLEX_MERGED = hasattr(fnp, "real")
 

@@ -63,6 +63,10 @@ FUNCGRAD_REFUSES = {
            "naming it"
     for label in ("linalg.pinv", "linalg.lstsq", "linalg.lstsq-residuals")
 }
+FUNCGRAD_REFUSES.update({
+    label: "dask.array.linalg has no eig: linalg.eig raises a FuncgradTypeError naming it"
+    for label in ("linalg.eig-function", "linalg.eigvals")
+})
 
 
 def _label(row) -> str:

@@ -35,7 +35,7 @@ DIFFERENTIABLE += [f"fft.{n}" for n in fnp.fft.__all__ if not n.endswith("freq")
     "rad2deg", "radians", "real_if_close", "remainder", "rint", "rollaxis", "rot90",
     "row_stack", "select", "sinc", "take_along_axis", "trapezoid", "trunc", "vander", "vsplit",
     "linalg.eigvalsh", "linalg.svdvals", "linalg.pinv", "linalg.lstsq", "linalg.matrix_power",
-    "linalg.multi_dot", "nn.gelu", "nn.silu", "nn.elu", "nn.leaky_relu", "nn.log_sigmoid",
+    "linalg.multi_dot", "linalg.eig", "linalg.eigvals", "nn.gelu", "nn.silu", "nn.elu", "nn.leaky_relu", "nn.log_sigmoid",
 ]
 DATA_ONLY += [
     "allclose", "argpartition", "argsort", "argwhere", "array_equal", "bitwise_and",

@@ -79,7 +79,8 @@ FFT = {"fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn
        "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"}
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr",
-          "eigvalsh", "svdvals", "pinv", "lstsq", "matrix_power", "multi_dot", "matrix_rank"}
+          "eigvalsh", "svdvals", "pinv", "lstsq", "matrix_power", "multi_dot", "matrix_rank",
+          "eig", "eigvals"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy", "gelu", "silu", "elu", "leaky_relu", "log_sigmoid", "one_hot"}
 

@@ -1027,3 +1027,123 @@ def matrix_rank(a: Any, tol: Any = None) -> Any:
 
 
 __all__ += ["eigvalsh", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "pinv", "svdvals"]
+
+
+# -- eig: the general eigenproblem (complex eigenvalues and eigenvectors) -------------
+
+
+def _conj(z):
+    """``conj(z)``: ``fnp.conj`` where it exists, else ``2 re(z) - z`` (differentiable)."""
+    from .. import numpy as fnp
+
+    conj = getattr(fnp, "conj", None)
+    if conj is not None:
+        return conj(z)
+    from .fft import _re, _to_complex
+
+    return _to_complex(_re(z), raw(z).dtype) * 2 - z
+
+
+def _real_part_as_complex(z):
+    from .fft import _re, _to_complex
+
+    return _to_complex(_re(z), raw(z).dtype)
+
+
+def _complex_dtype(dt):
+    return numpy.result_type(dt if dt.kind in "fc" and dt.itemsize >= 4 else numpy.float32,
+                             numpy.complex64)
+
+
+@primitive
+def _eig(a):
+    xp = _ns(a)
+    dt = _complex_dtype(a.dtype)
+    w, v = xp.linalg.eig(a.astype(numpy.float32) if a.dtype == numpy.float16 else a)
+    return xp.concatenate([w.astype(dt)[..., None, :], v.astype(dt)], axis=-2)
+
+
+_eig.name = "eig"
+
+
+def _eig_parts(ans):
+    w, v = _row(ans, 0), _rows(ans, 1)
+    return w, v, inv(v)
+
+
+def _normalized(dv0, v):
+    # numpy's eigenvectors have unit norm: d(v / |v|) = dv - v re(v^H dv) at |v| = 1
+    c = _sum(_conj(v) * dv0, axis=-2)
+    return dv0 - v * expand_dims(_real_part_as_complex(c), -2)
+
+
+def _eig_jvp(t, ans, a):
+    # P = V^-1 dA V: dw = diag(P), dV = V (F o P), then kept of unit norm
+    w, v, vi = _eig_parts(ans)
+    if raw(t).dtype.kind != "c":  # a real tangent, embedded (its transpose: the real part)
+        from .fft import _to_complex
+
+        t = _to_complex(t, raw(ans).dtype)
+    p = matmul(matmul(vi, t), v)
+    dv = _normalized(matmul(v, _inverse_gaps(w) * p), v)
+    return concatenate([expand_dims(_diag_part(p), -2), dv], axis=-2)
+
+
+def _eig_vjp(g, ans, a):
+    # the transpose of the JVP under <a, b> = real(sum(a * b))
+    w, v, vi = _eig_parts(ans)
+    gw, gv = _row(g, 0), _rows(g, 1)
+    s = _sum(gv * v, axis=-2)
+    g0 = gv - _conj(v) * expand_dims(_real_part_as_complex(s), -2)
+    inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), g0)
+    ga = matmul(matmul(_T(vi), inner), _T(v))
+    if raw(a).dtype.kind != "c":
+        from .fft import _re
+
+        ga = _re(ga)
+    return ga
+
+
+defvjp(_eig, _eig_vjp)
+defjvp(_eig, _eig_jvp)
+
+
+class EigResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)``, as NumPy 2 names them."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def eig(a: Any) -> EigResult:
+    """``numpy.linalg.eig``: eigenvalues ``w`` and unit-norm eigenvectors ``v`` (columns) of
+    general square matrices, ``a @ v = v * w``; always complex (as in JAX; NumPy returns
+    real arrays when every eigenvalue happens to be real).
+
+    Derivatives: ``dw = diag(P)`` and ``dv = v (F o P)`` with ``P = v^-1 da v`` and
+    ``F_ij = 1/(w_j - w_i)``, kept of unit norm (``dv - v re(v^H dv)``); the VJP is
+    their plain transpose (JAX's convention).  Each eigenvector's phase is LAPACK's
+    choice: only functions that do not depend on it (``w``, ``v diag(f(w)) v^-1``,
+    ``abs(v)``) have derivatives.  None at repeated eigenvalues.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.eig(numpy.array([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
+    array([2.+0.j, 3.+0.j])
+    """
+    a = _square(a, "eig")
+    p = _eig(a)
+    return EigResult(_row(p, 0), _rows(p, 1))
+
+
+def eigvals(a: Any) -> Any:
+    """``numpy.linalg.eigvals``: the eigenvalues of general square matrices (``eig``'s
+    first result), complex.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvals(numpy.array([[0.0, 1.0], [-1.0, 0.0]]))
+    array([0.+1.j, 0.-1.j])
+    """
+    return eig(a)[0]
+
+
+__all__ += ["eig", "eigvals"]
