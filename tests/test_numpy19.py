@@ -148,6 +148,7 @@ def test_unique_takes_numpys_keywords():
                                    return_index=True, return_counts=True)
     np.testing.assert_array_equal(vals, [1.0, 2.0])
     np.testing.assert_array_equal(counts, [1, 2])
+    np.testing.assert_array_equal(idx, [1, 0])
 
 
 def test_mod_and_divmod_operators_on_nodes():
