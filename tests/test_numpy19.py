@@ -236,3 +236,24 @@ def test_bad_arguments_raise_documented_errors_naming_them(call, match):
     with pytest.raises((TypeError, ValueError), match=match) as info:
         call()
     assert isinstance(info.value, fg.FuncgradError)
+
+
+Z = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
+ZV = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+COMPLEX = [  # NumPy conjugates in cov, corrcoef, correlate and variances
+    ("cov", lambda m: m.cov(Z)), ("corrcoef", lambda m: m.corrcoef(Z)),
+    ("correlate", lambda m: m.correlate(Z[0], ZV, "full")),
+    ("convolve", lambda m: m.convolve(Z[0], ZV)), ("nanvar", lambda m: m.nanvar(Z)),
+    ("pinv", lambda m: m.linalg.pinv(Z)), ("kron", lambda m: m.kron(Z[:2, :2], ZV)),
+    ("polyval", lambda m: m.polyval(ZV, Z)), ("sinc", lambda m: m.sinc(Z)),
+    ("nan_to_num", lambda m: m.nan_to_num(Z)), ("diff", lambda m: m.diff(Z)),
+    ("interp", lambda m: m.interp(np.array([0.1, 0.5]), XP, XP * (1 + 2j))),
+    ("average", lambda m: m.average(Z, axis=0, weights=np.arange(1.0, 4.0))),
+]
+
+
+@pytest.mark.parametrize("label, call", COMPLEX, ids=[c[0] for c in COMPLEX])
+def test_complex_values_are_numpys(label, call):
+    want, got = call(np), call(fnp)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.asarray(got).dtype == np.asarray(want).dtype

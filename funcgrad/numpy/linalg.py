@@ -961,7 +961,12 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     x = matmul(_pinv(a, rcond=cut), bb)
     if rank == n and m > n:
         r = bb - matmul(a, x)
-        residuals = _sum(absolute(r) ** 2 if raw(r).dtype.kind == "c" else r * r, axis=0)
+        if raw(r).dtype.kind == "c":
+            from .fft import _re
+
+            residuals = _sum(_re(r * _conj(r)), axis=0)
+        else:
+            residuals = _sum(r * r, axis=0)
     else:
         residuals = xp.zeros((0,), dtype=numpy.finfo(av.dtype).dtype)
     if vec:

@@ -811,6 +811,23 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     return out[0] if len(out) == 1 else out
 
 
+def _conj_if_complex(x: Any) -> Any:
+    if raw(x).dtype.kind != "c":
+        return x
+    from .linalg import _conj
+
+    return _conj(x)
+
+
+def _abs2(x: Any) -> Any:
+    """``|x| ** 2``: ``x * x`` of reals, ``re(x * conj(x))`` of complex numbers."""
+    if raw(x).dtype.kind != "c":
+        return x * x
+    from .fft import _re
+
+    return _re(x * _conj_if_complex(x))
+
+
 def _nan_free(a: Any, fill: float) -> Any:
     (a,) = _s.as_arrays(a)
     v = raw(a)
@@ -862,7 +879,7 @@ def nancumprod(a: Any, axis: Any = None) -> Any:
 def _count_not_nan(a: Any, axis: Any, keepdims: bool) -> Any:
     v = raw(a)
     xp = xp_of(v)
-    dtype = v.dtype if v.dtype.kind in "fc" else numpy.float64
+    dtype = numpy.finfo(v.dtype).dtype if v.dtype.kind in "fc" else numpy.float64
     return xp.sum(xp.logical_not(xp.isnan(v)), axis=axis, keepdims=keepdims).astype(dtype)
 
 
@@ -891,7 +908,7 @@ def nanvar(a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> A
     (a,) = _s.as_arrays(a)
     m = nanmean(a, axis, keepdims=True)
     d = _nan_free(a - m, 0.0)
-    return _r.sum(d * d, axis=axis, keepdims=keepdims) / (
+    return _r.sum(_abs2(d), axis=axis, keepdims=keepdims) / (
         _count_not_nan(a, _axis(axis), keepdims) - ddof)
 
 
@@ -1056,7 +1073,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     xc = x - _r.mean(x, axis=1, keepdims=True)
     from .products import matmul
 
-    out = matmul(xc, _s.transpose(xc)) / (n - ddof)
+    out = matmul(xc, _s.transpose(_conj_if_complex(xc))) / (n - ddof)
     return _s.reshape(out, ()) if shape_of(out) == (1, 1) else out
 
 
@@ -1071,7 +1088,12 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     c = cov(x, y, rowvar)
     if len(shape_of(c)) == 0:
         return c / c
-    d = _e.sqrt(_s.diagonal(c))
+    diag = _s.diagonal(c)
+    if raw(diag).dtype.kind == "c":  # a covariance's diagonal is real
+        from .fft import _re, _to_complex
+
+        diag = _to_complex(_re(diag), raw(diag).dtype)
+    d = _e.sqrt(diag)
     return c / _s.reshape(d, (-1, 1)) / _s.reshape(d, (1, -1))
 
 
@@ -1217,7 +1239,8 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     >>> fnp.correlate(numpy.array([1.0, 2.0, 3.0]), numpy.array([0.0, 1.0]), "full")
     array([1., 2., 3., 0.])
     """
-    return _correlate(a, v, mode, "correlate")
+    a, v = _s.as_arrays(a, v)
+    return _correlate(a, _conj_if_complex(v), mode, "correlate")  # NumPy conjugates v
 
 
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
