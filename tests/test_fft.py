@@ -65,6 +65,8 @@ def test_values_and_gradients_match_jax(name, kw):
     for got, want in zip(fg.grad(ours, argnums=(0, 1))(x, y),
                          jax.grad(theirs, argnums=(0, 1))(x, y), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if kw:  # second order once per transform (the table checks every case against FD)
+        return
     # second order: the Hessian-vector product of a loss with a nonlinearity after the fft
     v = rng.standard_normal((3, 5))
 
