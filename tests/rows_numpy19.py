@@ -158,7 +158,7 @@ SHAPES = [
     Row("append", fnp.append, shapes=[((3,), (2,)), ((2, 2), ())]),
     Row("append", lambda a, b: fnp.append(a, b, axis=0), id="axis", shapes=[((2, 3), (1, 3))]),
     Row("row_stack", lambda a, b: fnp.row_stack([a, b]), shapes=[((3,), (3,))]),
-    Row("select", lambda a, b: fnp.select([fnp.less(a, 0), fnp.less(a, 1)], [a * b, b],
+    Row("select", lambda a, b: fnp.select([fnp.less(a, 0), fnp.less(a, 1)], [fnp.multiply(a, b), b],
                                           default=fnp.sin(a)), shapes=[((5,), (5,)), ((), ())]),
 ]
 

@@ -1000,8 +1000,8 @@ def percentile(a: Any, q: Any, axis: Any = None, keepdims: bool = False,
     """``numpy.percentile``: :func:`quantile` of ``q / 100``.
 
     >>> import numpy, funcgrad.numpy as fnp
-    >>> fnp.percentile(numpy.array([1.0, 2.0, 3.0, 4.0]), 50)
-    np.float64(2.5)
+    >>> float(fnp.percentile(numpy.array([1.0, 2.0, 3.0, 4.0]), 50))
+    2.5
     """
     return quantile(a, numpy.asarray(raw(q), dtype=numpy.float64) / 100, axis, keepdims,
                     method)
