@@ -11,10 +11,18 @@ have imaginary parts that irfft ignores: the finite differences see that too.
 
 from __future__ import annotations
 
+import numpy as np
 from table import Row
 
 import funcgrad.numpy as fnp
-from funcgrad.numpy.fft import _complex_of, _re
+
+if hasattr(fnp, "real"):  # complex numbers merged: fnp.real, and astype to complex,
+    _re = fnp.real         # are differentiable (and jax.numpy runs these rows too)
+
+    def _complex_of(a):
+        return fnp.astype(a, np.result_type(a.dtype, np.complex64))
+else:
+    from funcgrad.numpy.fft import _complex_of, _re
 
 F = fnp.fft
 
