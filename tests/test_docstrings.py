@@ -23,9 +23,19 @@ MODULES = {
     "funcgrad": fg,
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
+    "funcgrad.numpy.random": fnp.random,
     "funcgrad.numpy.fft": fnp.fft,
     "funcgrad.nn": fg.nn,
+    "funcgrad.optim": fg.optim,
 }
+try:  # API.md §10 (SciPy is a dependency; funcgrad.scipy is imported on its own)
+    import funcgrad.scipy.optimize
+    import funcgrad.scipy.sparse.linalg
+
+    MODULES["funcgrad.scipy.optimize"] = funcgrad.scipy.optimize
+    MODULES["funcgrad.scipy.sparse.linalg"] = funcgrad.scipy.sparse.linalg
+except ImportError:
+    pass
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
 
 

@@ -13,11 +13,12 @@ Notes on the derivatives:
   for ``logabsdet``); at a singular matrix it does not exist and ``inv`` fails.
 - ``slogdet`` returns ``(sign, logabsdet)``: ``sign`` is plain data (its
   derivative is 0 almost everywhere), ``logabsdet`` is differentiable.
-- ``cholesky`` assumes a symmetric input (NumPy reads only its lower
-  triangle): its gradient is the symmetric matrix ``S`` with
-  ``<S, da> = <dL, gL>`` for every *symmetric* ``da``, and its tangent uses
-  the symmetric part of ``da``.  Functions of a general matrix should
-  symmetrize it first, ``cholesky((a + a.T) / 2)``.
+- ``cholesky`` and ``eigh`` assume a symmetric input (NumPy reads only one
+  triangle) and follow the symmetric convention of JAX and PyTorch: the
+  gradient is the symmetric matrix ``S`` with ``<S, da> = <dL, gL>`` for
+  every *symmetric* ``da``, and the tangent uses the symmetric part of
+  ``da``.  Functions of a general matrix should symmetrize it first,
+  ``cholesky((a + a.T) / 2)``.
 - ``norm`` with ``ord=None`` (or 2 for vectors, ``'fro'`` for matrices) has
   gradient ``x / norm(x)``; at ``x = 0`` it returns the subgradient 0, never NaN.
 - ``eigh``, ``svd`` and ``qr``: the standard formulas (see each function);
@@ -356,13 +357,14 @@ def _eigh_vjp(g, ans, a, UPLO="L"):
     w, v = _row(ans, 0), _rows(ans, 1)
     gw, gv = _row(g, 0), _rows(g, 1)
     inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), gv)
-    return _triangle_adjoint(matmul(matmul(v, inner), _T(v)), UPLO)
+    s = matmul(matmul(v, inner), _T(v))
+    return (s + _T(s)) / 2  # the symmetric convention of JAX and PyTorch (see eigh)
 
 
 def _eigh_jvp(t, ans, a, UPLO="L"):
     # P = v^T da v: dw = diag(P), dv = v (F o P), F_ij = 1 / (w_j - w_i)
     w, v = _row(ans, 0), _rows(ans, 1)
-    p = matmul(matmul(_T(v), _triangle_of(t, UPLO)), v)
+    p = matmul(matmul(_T(v), (t + _T(t)) / 2), v)  # the symmetric part of the tangent
     dv = matmul(v, _inverse_gaps(w) * p)
     return concatenate([expand_dims(_diag_part(p), -2), dv], axis=-2)
 
@@ -383,11 +385,18 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     (columns) of symmetric matrices, ``a = v @ diag(w) @ v.T``.
 
     As in NumPy only the ``UPLO`` triangle of ``a`` (``'L'``, lower, by default,
-    or ``'U'``) is read, and the derivatives are those of that function: for any
-    ``a``, symmetric or not, the gradient lies in the ``UPLO`` triangle (its
-    off-diagonal entries count twice, once for each mirror) and agrees with
-    finite differences.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
-    ``P = v^T da v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
+    or ``'U'``) is read for the values.  The derivatives follow the symmetric
+    convention of JAX and PyTorch (and of :func:`cholesky`): ``a`` is taken
+    as a point of the space of symmetric matrices, so the gradient is the
+    symmetric matrix ``S`` with ``<S, da> = d(result)`` for every symmetric
+    ``da`` (each off-diagonal pair shares its derivative equally, whatever
+    ``UPLO``), and a tangent ``da`` acts through its symmetric part
+    ``(da + da.T) / 2``.  For a symmetric ``a`` this is what JAX's
+    ``jnp.linalg.eigh`` gives.  Finite differences agree along symmetric
+    directions; a function of a general matrix should symmetrize it first,
+    ``eigh((a + a.T) / 2)``, to make its gradient the derivative in every
+    direction.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
+    ``P = v^T sym(da) v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
 
     Where derivatives are undefined:
 
@@ -402,6 +411,11 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
       function) finite and right, but gradients through the eigenvectors
       there are not derivatives.  Nearly equal eigenvalues give very large
       eigenvector derivatives (``1 / gap``).
+    - At *numerically* degenerate eigenvalues (equal to rounding, not
+      exactly: ``eye(3)`` perturbed by ``1e-16``), the eigenvector gradients
+      are finite but unreliable: they rest on a gap made of rounding errors
+      and can be off by several percent or more.  JAX returns NaN there; do
+      not trust eigenvector gradients where eigenvalues are that close.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> w, v = fnp.linalg.eigh(numpy.array([[2.0, 1.0], [1.0, 2.0]]))
