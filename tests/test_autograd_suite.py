@@ -75,14 +75,18 @@ BY_DESIGN = {
         "fnp.where takes its arguments positionally, as numpy.where does",
     "test_wrappers.py::test_wrapped_name_and_docs": "autograd's own names and docstrings",
 }
+BY_DESIGN.update({
+    f"test_linalg.py::test_eigvalh_{case}":
+        "fnp.linalg.eigh's gradient follows JAX's symmetric convention; autograd's test takes "
+        "finite differences of one triangle of a non-symmetric matrix"
+    for case in ("lower", "upper", "lower_broadcasting", "upper_broadcasting")
+})
 del BY_DESIGN["test_tests.py::test_check_vjp_1st_order_fail"]
 
 # Not done yet (named, to be fixed).
 NOT_YET = {
     "test_misc.py::test_const_graph":
         "fg.replay (autograd's const_graph) traces foo again when its floats change 0.0 -> 1.0",
-    "test_misc.py::test_const_graph_args":
-        "fg.replay (autograd's const_graph) traces again when the float arguments change",
 }
 
 # Complex numbers: the complex branch (issue 19 item 1) adds real/imag/conj/angle,
