@@ -88,6 +88,10 @@ def __getattr__(name: str):
             raise ImportError(
                 f"fg.dask needs Dask: pip install funcgrad[dask] ({exc})"
             ) from exc
+    if name == "scipy":  # fg.scipy, imported on first use: ``import funcgrad`` never imports SciPy
+        import importlib
+
+        return importlib.import_module("funcgrad.scipy")
     raise AttributeError(f"module 'funcgrad' has no attribute {name!r}")
 
 

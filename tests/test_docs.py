@@ -88,6 +88,15 @@ if importlib.util.find_spec("scipy") is not None:  # API.md §10
         (funcgrad.scipy.sparse.linalg, "funcgrad.scipy.sparse.linalg",
          _public(funcgrad.scipy.sparse.linalg)),
     ]
+
+import funcgrad.scipy.special
+import funcgrad.scipy.stats
+
+REFERENCE.append((fg.scipy.special, "funcgrad.scipy.special", _public(fg.scipy.special)))
+REFERENCE += [(getattr(fg.scipy, m), f"funcgrad.scipy.{m}", _public(getattr(fg.scipy, m)))
+              for m in ("linalg", "integrate", "signal")]
+REFERENCE += [(getattr(fg.scipy.stats, d), f"funcgrad.scipy.stats.{d}",
+               _public(getattr(fg.scipy.stats, d))) for d in fg.scipy.stats.__all__]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
     REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))
 DIRECTIVE = re.compile(r"^\.\. (?:auto)?(?:function|class|data|exception):: ([\w.]+)", flags=re.MULTILINE)

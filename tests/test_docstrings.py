@@ -36,6 +36,14 @@ try:  # API.md §10 (SciPy is a dependency; funcgrad.scipy is imported on its ow
     MODULES["funcgrad.scipy.sparse.linalg"] = funcgrad.scipy.sparse.linalg
 except ImportError:
     pass
+
+import funcgrad.scipy
+
+MODULES["funcgrad.scipy.special"] = fg.scipy.special
+MODULES.update({f"funcgrad.scipy.{m}": getattr(fg.scipy, m)
+                for m in ("linalg", "integrate", "signal")})
+MODULES.update({f"funcgrad.scipy.stats.{d}": getattr(fg.scipy.stats, d)
+                for d in fg.scipy.stats.__all__})
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
 
 
