@@ -25,7 +25,9 @@ from typing import Any
 import numpy
 
 from . import elementwise as _e
+from . import fft as _f
 from . import linalg as _l
+from . import more as _m
 from . import products as _p
 from . import reductions as _r
 from . import shape as _s
@@ -460,6 +462,26 @@ def _einsum(args, axes, **kwargs):
     return _p._einsum(*new_args, **kw), 0
 
 
+# -- fft -------------------------------------------------------------------------------
+
+
+def transform(prim: Any):
+    """The rule of an fft primitive ``prim(x, s, axes, ...)`` (``axes`` at position 2, of
+    one example): the batch first, out of the transformed axes, which shift by one."""
+
+    def rule(args, axes, **kwargs):
+        if any(ax is not None for ax in axes[1:]):
+            return LOOP, None
+        args = list(args)
+        nd = _nd(args[0], axes[0])
+        args[0] = front(args[0], axes[0])
+        fax, put = _axis_arg(args, kwargs, 2, "axes")
+        new_args, new_kw = put(tuple(a % nd + 1 for a in fax))
+        return prim(*new_args, **new_kw), 0
+
+    return rule
+
+
 # -- the table -------------------------------------------------------------------------
 
 
@@ -492,3 +514,17 @@ def install() -> None:
                  _l._svdvals, _l._qr):
         prim.batch = leading(prim)
     _l._solve.batch = leading(_l._solve)  # b a stack of matrices: padded as a is
+    # issue 19's: NumPy's pinv and eig map over leading axes (eig's result: one stack)
+    for prim in (_l._pinv, _l._eig):
+        prim.batch = leading(prim)
+    # Elementwise primitives made with @primitive (own impl), not ufunc(): no rule came
+    # from their constructor, so they get the broadcasting one here.
+    for prim in (_m._sinc, _m._nan_to_num):
+        prim.batch = elementwise(prim)
+    for prim in (_f._fit, _f._c2c, _f._r2c, _f._c2r):
+        prim.batch = transform(prim)
+    # The real part and its embedding into complex numbers act on each element.
+    for name in ("_re", "_to_complex"):
+        prim = getattr(_f, name, None)  # (helpers the complex branch may replace)
+        if prim is not None and "batch" not in getattr(prim, "__dict__", {}):
+            prim.batch = keep_axis(prim)
