@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy
 
+from ..errors import FuncgradValueError
 from . import elementwise as _e
 from . import fft as _f
 from . import linalg as _l
@@ -31,7 +32,7 @@ from . import more as _m
 from . import products as _p
 from . import reductions as _r
 from . import shape as _s
-from ._core import index_data, shape_of
+from ._core import index_data, shape_of, xp_of
 
 LOOP = "loop"  # a rule's answer for a case it does not cover (batching.LOOP)
 
@@ -482,6 +483,22 @@ def transform(prim: Any):
     return rule
 
 
+def _all_or_none(args, axes, **kwargs):
+    """``linalg.lstsq``'s full-rank test, one answer for the whole batch (its residuals
+    have one shape per example: all or none); a batch that mixes both is refused."""
+    v = front(args[0], axes[0])
+    xp = xp_of(v)
+    every, some = bool(xp.all(v)), bool(xp.any(v))
+    if every != some:
+        raise FuncgradValueError(
+            "vmap: linalg.lstsq's residuals have different shapes for different examples "
+            "(some matrices have full column rank, some not): a mapped function must give "
+            "every example results of one shape; for the solutions alone use "
+            "fnp.linalg.pinv(a) @ b"
+        )
+    return _l._all_or_none(xp.asarray(every)), None
+
+
 # -- the table -------------------------------------------------------------------------
 
 
@@ -517,6 +534,7 @@ def install() -> None:
     # issue 19's: NumPy's pinv and eig map over leading axes (eig's result: one stack)
     for prim in (_l._pinv, _l._eig):
         prim.batch = leading(prim)
+    _l._all_or_none.batch = _all_or_none
     # Elementwise primitives made with @primitive (own impl), not ufunc(): no rule came
     # from their constructor, so they get the broadcasting one here.
     for prim in (_m._sinc, _m._nan_to_num):

@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from ..errors import FuncgradTypeError, FuncgradValueError, describe
+from ..errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, describe
 from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
 from .elementwise import absolute, power, where
@@ -949,6 +949,14 @@ class LstsqResult(NamedTuple):
     s: Any
 
 
+@primitive
+def _all_or_none(flags):
+    """Whether ``flags`` (data) hold; under fg.vmap, for every example at once: the
+    residuals of ``lstsq`` have one shape for all of them or the call is refused (see
+    the batching rule in ``_batching``)."""
+    return _ns(flags).asarray(flags)
+
+
 def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     """``numpy.linalg.lstsq``: the least-squares solution ``x`` of ``a @ x = b``, the sums
     of squared residuals (when ``a`` has full column rank and more rows than columns),
@@ -969,11 +977,16 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     sv = raw(s)
     m, n = sa
     cut = (numpy.finfo(av.dtype).eps * max(m, n) if rcond is None else float(raw(rcond)))
-    rank = int(xp.sum(sv > cut * (sv[0] if sv.shape[0] else 0)))
+    count = xp.sum(sv > cut * (sv[0] if sv.shape[0] else 0))
+    try:
+        rank = int(count)
+    except BatchedValueError:  # under fg.vmap: one rank per example (data)
+        rank = count
+    full = rank == n if type(rank) is int else bool(_all_or_none(count == n))
     vec = len(sb) == 1
     bb = reshape(b, (m, 1)) if vec else b
     x = matmul(_pinv(a, rcond=cut), bb)
-    if rank == n and m > n:
+    if full and m > n:
         r = bb - matmul(a, x)
         if raw(r).dtype.kind == "c":
             from .fft import _re

@@ -1142,7 +1142,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     xv = raw(x)
     i = ns.clip(ns.searchsorted(xpv, xv, side="right") - 1, 0, max(n - 2, 0))
     j = ns.minimum(i + 1, n - 1)
-    x0, x1 = xpv[i], xpv[j]
+    x0, x1 = ns.take(xpv, i), ns.take(xpv, j)  # (i, j batched under fg.vmap)
     width = ns.where(x1 == x0, 1, x1 - x0)
     t = _e.divide(_e.subtract(x, x0), width)
     f0, f1 = _s.take(fp, i), _s.take(fp, j)
