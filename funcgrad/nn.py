@@ -283,6 +283,7 @@ from .numpy._core import primitive as _primitive
 _erf = _primitive(_erf_impl)
 _erf.name = "erf"
 _erf.__qualname__ = "_erf"  # found where it is defined: it pickles by reference
+_erf.elementwise = True  # fg.vmap: batched by broadcasting
 _defvjp(_erf, lambda g, ans, x: g * 1.1283791670955126 * fnp.exp(-(x * x)))
 _defjvp(_erf, lambda t, ans, x: t * 1.1283791670955126 * fnp.exp(-(x * x)))
 

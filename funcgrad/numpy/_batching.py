@@ -152,6 +152,26 @@ def keep_axis(prim: Any):
     return rule
 
 
+def per_example(prim: Any):
+    """The rule of a primitive whose function does not map over a batch (SciPy's
+    matrix functions take one matrix): one call per example, stacked -- the loop,
+    chosen on purpose (no warning), written with the primitives so that it is
+    differentiable and runs on every device."""
+
+    def rule(args, axes, **kwargs):
+        outs = []
+        for b in range(_size(args, axes)):
+            ex = [a if ax is None else _s.getitem(a, (slice(None),) * ax + (b,))
+                  for a, ax in zip(args, axes, strict=True)]
+            outs.append(prim(*ex, **kwargs))
+        if type(outs[0]) is tuple:
+            parts = tuple(_s.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+            return parts, (0,) * len(parts)
+        return _s.stack(outs), 0
+
+    return rule
+
+
 # -- shape operations ----------------------------------------------------------------
 
 

@@ -25,6 +25,8 @@ from typing import Any
 import numpy
 
 from .. import numpy as fnp
+from ..batching import NOT_MAPPED as _NOT_MAPPED
+from ..batching import per_example as _per_example_call
 from ..errors import FuncgradValueError
 from ..numpy._core import bcast, raw, xp_of
 from ..numpy.linalg import det, eigh, inv, norm, slogdet, solve, svd
@@ -272,6 +274,9 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
            [0.33333333, 0.66666667]]), array([1, 1], dtype=int32))
     """
     a = _matrix(a, "lu_factor")
+    out = _per_example_call(lu_factor, a, "lu_factor")  # fg.vmap: the pivots are data
+    if out is not _NOT_MAPPED:                           # of each example
+        return out
     _, piv = _backend.call("linalg", "lu_factor", (raw(a),))
     return _lu(a, _permutation(piv)), piv
 
@@ -409,3 +414,11 @@ for _name in ("solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_fac
     globals()[_name] = guarded(globals()[_name], _name)
 del _name
 del xp_of
+
+
+# fg.vmap: SciPy's matrix functions take one matrix (or one system): one call per example.
+from ..numpy._batching import per_example as _per_example
+
+for _prim in (_solve_tri, _lu, _expm, _sylvester, _sqrtm):
+    _prim.batch = _per_example(_prim)
+del _prim

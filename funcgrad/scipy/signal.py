@@ -201,3 +201,9 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
 for _name in __all__:
     globals()[_name] = guarded(globals()[_name], _name)
 del _name
+
+
+# fg.vmap: SciPy's convolutions take one pair of arrays: one call per example.
+from ..numpy._batching import per_example as _per_example
+
+_full.batch = _per_example(_full)

@@ -49,6 +49,17 @@ _operator_matvec.name = "sparse_matvec"
 defvjp(_operator_matvec, lambda g, ans, v, op: _operator_matvec(g, op.T), None)
 
 
+def _matvec_batch(args, axes, **kwargs):
+    """fg.vmap: the operator applied to the batch of vectors as columns of one matrix."""
+    v, ax = args[0], axes[0]
+    if ax is None or axes[1] is not None or len(v.shape) != 2:
+        return "loop", None
+    return _operator_matvec(fnp.transpose(v) if ax == 0 else v, args[1]), 1
+
+
+_operator_matvec.batch = _matvec_batch
+
+
 def _constant_operator(A: Any) -> bool:
     return scipy.sparse.issparse(A) or isinstance(A, _sla.LinearOperator)
 
