@@ -41,7 +41,11 @@ class _Twin(types.SimpleNamespace):
     """``fnp`` spelled with ``jax.numpy``."""
 
     def __getattr__(self, name):
-        return _drop_like(getattr(jnp, name))
+        value = getattr(jnp, name)
+        if isinstance(value, types.ModuleType):  # jnp.fft: a namespace of twins too
+            return types.SimpleNamespace(**{n: _drop_like(getattr(value, n))
+                                            for n in dir(value) if not n.startswith("_")})
+        return _drop_like(value)
 
 
 def _nn_twin():
@@ -64,6 +68,9 @@ def _load(twin: bool) -> list:
             module.fg = types.SimpleNamespace(nn=_nn_twin())
             if hasattr(module, "nn"):
                 module.nn = module.fg.nn
+            for alias, name in (("la", "linalg"), ("F", "fft")):  # la = fnp.linalg...
+                if hasattr(module, alias):
+                    setattr(module, alias, getattr(module.fnp, name))
         rows.extend(module.ROWS)
     return rows
 
@@ -91,7 +98,7 @@ def _case(row, k):
 def _jax_runs(twin, args):
     try:
         out = jax.vmap(lambda *a: twin.fun(*a), in_axes=0)(*[np.stack([a] * 2) for a in args])
-        return all(np.asarray(o).dtype.kind == "f" for o in tree.flatten(out)[0])
+        return all(np.asarray(o).dtype.kind in "fc" for o in tree.flatten(out)[0])
     except Exception:  # noqa: BLE001  (a function JAX lacks or spells otherwise)
         return False
 
