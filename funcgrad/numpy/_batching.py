@@ -7,8 +7,9 @@ call is differentiable and runs on every device.  Most come from a few
 families, as JAX's do: elementwise (every ``ufunc`` gets it from
 :func:`funcgrad.numpy._core.ufunc`), reductions and scans (the axis shifts),
 shape operations (axis arithmetic), products (``einsum`` with one more
-letter), indexing (gathers and scatter-adds) and linalg (NumPy's linalg maps
-over leading axes already).  A rule that meets a case it does not cover
+letter), indexing (gathers and scatter-adds), linalg (NumPy's linalg maps
+over leading axes already) and fft (the batch out of the transformed axes);
+functions that take one matrix (SciPy's) get :func:`per_example`.  A rule that meets a case it does not cover
 returns :data:`LOOP`: the call then runs once per example.
 
 >>> import numpy
