@@ -115,3 +115,28 @@ def test_the_sparse_operator_product_maps_as_one_matrix_product():
     got = _mapped(g, [list(v)], 0)
     np.testing.assert_allclose(got, np.stack([dense.T @ np.cos(dense @ x) for x in v]),
                                rtol=1e-10)
+
+
+def test_odeint_and_stats_under_vmap_match_the_loop():
+    from funcgrad.scipy import integrate, stats
+
+    t = np.linspace(0.0, 1.0, 4)
+    y0s = RNG.standard_normal((B, 2))
+    ks = np.array([0.5, 1.0, 2.0])
+    solve = lambda y0, k: integrate.odeint(lambda y, t, k: -k * y, y0, t, k)
+    want = np.stack([solve(y, k) for y, k in zip(y0s, ks, strict=True)])
+    np.testing.assert_allclose(_mapped(solve, [list(y0s), list(ks)], 0), want, rtol=1e-12)
+    with pytest.raises(fg.BatchedValueError, match="odeint"):  # loud, not a lost derivative
+        fg.vmap(fg.grad(lambda y0: fnp.sum(solve(y0, 1.0))))(y0s)
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    logpdf = lambda x: stats.multivariate_normal.logpdf(x, np.zeros(2), cov)
+    xs = RNG.standard_normal((B, 2))
+    np.testing.assert_allclose(_mapped(logpdf, [list(xs)], 0),
+                               [logpdf(x) for x in xs], rtol=1e-12)
+    np.testing.assert_allclose(_mapped(fg.grad(logpdf), [list(xs)], 0),
+                               np.stack([fg.grad(logpdf)(x) for x in xs]), rtol=1e-12)
+    alpha = np.array([1.5, 2.0, 3.0])
+    ps = RNG.dirichlet(np.ones(3), B)
+    dlog = lambda p: stats.dirichlet.logpdf(p, alpha)
+    np.testing.assert_allclose(_mapped(dlog, [list(ps)], 0), [dlog(p) for p in ps],
+                               rtol=1e-12)

@@ -30,6 +30,8 @@ import numpy
 
 from .. import numpy as fnp
 from .. import tree
+from ..batching import NOT_MAPPED as _NOT_MAPPED
+from ..batching import per_example as _per_example
 from ..combinators import vjp as _vjp
 from ..custom import custom_vjp
 from ..errors import FuncgradError, FuncgradValueError
@@ -261,6 +263,11 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     if isinstance(y0, (int, float)):
         y0 = numpy.asarray(y0, dtype=float)
     t = fnp.asarray(t) if isinstance(t, (list, tuple)) else t
+    # fg.vmap: each example its own adaptive steps (the solver's callbacks see plain arrays)
+    out = _per_example(lambda p: odeint(func, p[0], p[1], *p[2], rtol=rtol, atol=atol,
+                                        mxstep=mxstep), (y0, t, args), "odeint")
+    if out is not _NOT_MAPPED:
+        return out
     if len(getattr(t, "shape", ())) != 1:
         raise FuncgradValueError(f"odeint: t must be a 1-D array of times, got shape "
                                  f"{getattr(t, 'shape', ())}")
