@@ -105,8 +105,27 @@ def _sign(x):
     return xp_of(v).sign(v)
 
 
-defvjp(absolute, lambda g, ans, x: g * _sign(x))
-defjvp(absolute, lambda t, ans, x: t * _sign(x))
+def _times_unit_conj(g, x, ans):
+    """``g * conj(x) / |x|``, 0 where ``x == 0``: ``|x|``'s derivative for complex ``x``."""
+    a = raw(ans)
+    xp = xp_of(a)
+    return g * conjugate(x) / where(xp.equal(a, 0), xp.ones((), a.dtype), ans)
+
+
+def _abs_vjp(g, ans, x):
+    if not _is_complex(x):
+        return g * _sign(x)
+    return _times_unit_conj(g, x, ans)
+
+
+def _abs_jvp(t, ans, x):
+    if not _is_complex(x):
+        return t * _sign(x)
+    return real(_times_unit_conj(t, x, ans))
+
+
+defvjp(absolute, _abs_vjp)
+defjvp(absolute, _abs_jvp)
 
 
 def _pick(x, y, ans):
@@ -443,3 +462,89 @@ del _prim, _what, _rule, _call, _out, _DOCS
 
 # Doctest runs the examples of these primitives (instances, which it does not collect itself).
 __test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}
+
+
+# -- complex parts: real, imag, conj, angle ---------------------------------------
+# Not holomorphic: their rules follow from the pairing <a, b> = real(sum(a * b))
+# (JAX's convention, CONTRIBUTING.md), the VJP being the transpose of the JVP.
+def _is_complex(x: Any) -> bool:
+    return getattr(getattr(raw(x), "dtype", None), "kind", "") == "c"
+
+
+def _complex_dtype(x: Any):
+    """The complex dtype of ``x``'s precision (complex64 for float32 and below)."""
+    d = numpy.dtype(raw(x).dtype)
+    return d if d.kind == "c" else numpy.result_type(d, numpy.complex64)
+
+
+def _as_complex(g: Any, x: Any) -> Any:
+    """``g`` (real) in ``x``'s complex dtype, differentiably."""
+    from .shape import astype
+
+    return astype(g, _complex_dtype(x))
+
+
+real = ufunc("real")
+imag = ufunc("imag")
+conjugate = ufunc("conjugate")
+conj = conjugate
+
+
+def _angle_impl(z, deg=False):
+    return _ns(z).angle(z, deg=deg)
+
+
+_angle = primitive(_angle_impl)
+_angle.__qualname__ = "_angle"  # where it is found: it pickles by reference
+_angle.name = "angle"
+
+defvjp(real, lambda g, ans, x: _as_complex(g, x) if _is_complex(x) else g)
+defjvp(real, lambda t, ans, x: real(t))
+defvjp(imag, lambda g, ans, x: _as_complex(g, x) * -1j if _is_complex(x) else zeros_of(x))
+defjvp(imag, lambda t, ans, x: imag(t) if _is_complex(x) else zeros_of(ans))
+defvjp(conjugate, lambda g, ans, x: conjugate(g))
+defjvp(conjugate, lambda t, ans, x: conjugate(t))
+
+
+def _deg(deg: bool) -> float:
+    return 57.29577951308232 if deg else 1.0  # 180 / pi, a Python float (weak)
+
+
+# d angle(z) = imag(dz / z): the VJP is -1j g / z.  A real input's angle is 0 or pi.
+defvjp(_angle, lambda g, ans, z, deg=False: (
+    _as_complex(g, z) * (-1j * _deg(deg)) / z if _is_complex(z) else zeros_of(z)))
+defjvp(_angle, lambda t, ans, z, deg=False: (
+    imag(t / z) * _deg(deg) if _is_complex(z) else zeros_of(ans)))
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """``numpy.angle``: the argument of complex ``z`` (radians, or degrees with ``deg``).
+
+    Not holomorphic; its derivative is ``imag(dz / z)`` (undefined at 0).  A
+    real input's angle is 0 or pi, with derivative 0.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.angle(numpy.array(1j))
+    array(1.57079633)
+    >>> fg.grad(fnp.angle)(numpy.array(1j))  # -1j / z, in JAX's convention
+    array(-1.-0.j)
+    """
+    return _angle(z, deg=bool(deg))
+
+
+for _prim, _what, _rule, _call, _out in [
+    (real, "the real part", "``real(t)``; the gradient of a complex input is ``g`` as complex",
+     "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.-4.j)"),
+    (imag, "the imaginary part", "``imag(t)``; the gradient of a complex input is ``-1j * g``",
+     "fg.grad(fnp.imag)(numpy.array(1 + 2j))", "array(0.-1.j)"),
+    (conjugate, "the complex conjugate (``conj`` is the same function)",
+     "``conj(t)``, not holomorphic; the gradient is ``conj(g)``",
+     "fg.vjp(fnp.conj, numpy.array(1 + 2j))[1](numpy.array(1j))[0]", "array(0.-1.j)"),
+]:
+    _prim.__doc__ = (
+        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
+        f"Derivative: {_rule}.\n\n"
+        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+        f">>> {_call}\n{_out}\n"
+    )
+del _prim, _what, _rule, _call, _out
