@@ -685,8 +685,15 @@ def _copyltu(x):
     return tril(x) + _T(tril(x, -1))
 
 
+# Complex a: LAPACK's R has a real diagonal, which fixes Q's phases; the rules below
+# are the transposes (under the pairing real(sum(x * y))) of that gauge's JVP.
 def _qr_tall_vjp(q, r, gq, gr):
     # a = q r with r square: ga = (gq + q copyltu(M)) r^-T, M = r gr^T - gq^T q
+    if _complex(q):  # ga = (gq + conj(q) Psi^T(N)) r^-T, N = gr r^T - q^T gq
+        nn = matmul(gr, _T(r)) - matmul(_T(q), gq)
+        psi = triu(nn, 1) + tril(_H(nn), -1) + _diag_embed(real(_diag_part(nn)))
+        b = gq + matmul(_cj(q), psi)
+        return _T(_solve(r, _T(b)))
     m = matmul(r, _T(gr)) - matmul(_T(gq), q)
     b = gq + matmul(q, _copyltu(m))
     return _T(_solve(r, _T(b)))
@@ -694,9 +701,12 @@ def _qr_tall_vjp(q, r, gq, gr):
 
 def _qr_tall_jvp(q, r, t):
     # C = q^T t r^-1;  dr = (triu(C) + tril(C, -1)^T) r;  dq = t r^-1 - q (that same matrix)
+    # (complex: C = q^H t r^-1, the mirror conjugated, and the diagonal made real)
     b = _T(_solve(_T(r), _T(t)))  # t r^-1
-    c = matmul(_T(q), b)
-    upper = triu(c) + _T(tril(c, -1))
+    c = matmul(_H(q), b)
+    upper = triu(c) + _H(tril(c, -1))
+    if _complex(c):
+        upper = upper - _imag_diag(c)
     return b - matmul(q, upper), matmul(upper, r)
 
 
@@ -709,11 +719,11 @@ def _qr_vjp(g, ans, a, mode="reduced"):
     k = min(m, n)
     q, r = _qr_unpack(ans, m)
     gq, gr = _qr_unpack(g, m)
-    if n > m:  # wide: a = [x y], q r_x = x, r_y = q^T y
+    if n > m:  # wide: a = [x y], q r_x = x, r_y = q^H y
         y, gry = _cols(a, m), _cols(gr, m)
-        gq = gq + matmul(y, _T(gry))
+        gq = gq + _cj(matmul(y, _T(gry)))
         gx = _qr_tall_vjp(q, _cols(r, 0, m), gq, _cols(gr, 0, m))
-        return concatenate([gx, matmul(q, gry)], axis=-1)
+        return concatenate([gx, matmul(_cj(q), gry)], axis=-1)
     if mode == "complete" and m > k:  # q = [q1 q2], r = [r1; 0]
         q1, q2 = _cols(q, 0, k), _cols(q, k)
         gq1 = _complement_cotangent(_cols(gq, 0, k), _cols(gq, k), q1, q2)
@@ -728,12 +738,12 @@ def _qr_jvp(t, ans, a, mode="reduced"):
     if n > m:
         y = _cols(a, m)
         dq, drx = _qr_tall_jvp(q, _cols(r, 0, m), _cols(t, 0, m))
-        dry = matmul(_T(dq), y) + matmul(_T(q), _cols(t, m))
+        dry = matmul(_H(dq), y) + matmul(_H(q), _cols(t, m))
         return concatenate([dq, _T(concatenate([drx, dry], axis=-1))], axis=-2)
     if mode == "complete" and m > k:
         q1, q2 = _cols(q, 0, k), _cols(q, k)
         dq1, dr1 = _qr_tall_jvp(q1, _rows(r, 0, k), t)
-        dq = concatenate([dq1, -matmul(matmul(q1, _T(dq1)), q2)], axis=-1)
+        dq = concatenate([dq1, -matmul(matmul(q1, _H(dq1)), q2)], axis=-1)
         return concatenate([dq, _pad_cols(_T(dr1), m)], axis=-2)  # r's zero rows stay zero
     dq, dr = _qr_tall_jvp(q, r, t)
     return concatenate([dq, _T(dr)], axis=-2)
