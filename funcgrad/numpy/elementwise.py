@@ -44,8 +44,8 @@ defvjp(subtract, lambda g, ans, x, y: unbroadcast(g, x.shape), lambda g, ans, x,
 defjvp(subtract, lambda t, ans, x, y: bcast(t, ans), lambda t, ans, x, y: bcast(-t, ans))
 defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, x.shape), lambda g, ans, x, y: unbroadcast(g * x, y.shape))
 defjvp(multiply, lambda t, ans, x, y: bcast(t * y, ans), lambda t, ans, x, y: bcast(x * t, ans))
-defvjp(divide, lambda g, ans, x, y: unbroadcast(g / y, x.shape), lambda g, ans, x, y: unbroadcast(_safe_mul(-g, x / (y * y)), y.shape))
-defjvp(divide, lambda t, ans, x, y: bcast(t / y, ans), lambda t, ans, x, y: bcast(_safe_mul(-t, x / (y * y)), ans))
+defvjp(divide, lambda g, ans, x, y: unbroadcast(g / y, x.shape), lambda g, ans, x, y: unbroadcast(_safely(-g, lambda: x / (y * y)), y.shape))
+defjvp(divide, lambda t, ans, x, y: bcast(t / y, ans), lambda t, ans, x, y: bcast(_safely(-t, lambda: x / (y * y)), ans))
 defvjp(negative, lambda g, ans, x: -g)
 defjvp(negative, lambda t, ans, x: -t)
 
@@ -77,27 +77,27 @@ def _y_x_to_y_minus_1(x, y):
 
 
 def _power_dx(g, ans, x, y):
-    return unbroadcast(_safe_mul(g, _y_x_to_y_minus_1(x, y)), x.shape)
+    return unbroadcast(_safely(g, lambda: _y_x_to_y_minus_1(x, y)), x.shape)
 
 
 defvjp(power, _power_dx, lambda g, ans, x, y: unbroadcast(g * ans * _log_base(x), y.shape))
 defjvp(
     power,
-    lambda t, ans, x, y: bcast(_safe_mul(t, _y_x_to_y_minus_1(x, y)), ans),
+    lambda t, ans, x, y: bcast(_safely(t, lambda: _y_x_to_y_minus_1(x, y)), ans),
     lambda t, ans, x, y: bcast(t * ans * _log_base(x), ans),
 )
 defvjp(exp, lambda g, ans, x: g * ans)
 defjvp(exp, lambda t, ans, x: t * ans)
-defvjp(log, lambda g, ans, x: _safe_mul(g, 1 / x))
-defjvp(log, lambda t, ans, x: _safe_mul(t, 1 / x))
+defvjp(log, lambda g, ans, x: _safely(g, lambda: 1 / x))
+defjvp(log, lambda t, ans, x: _safely(t, lambda: 1 / x))
 defvjp(sin, lambda g, ans, x: g * cos(x))
 defjvp(sin, lambda t, ans, x: t * cos(x))
 defvjp(cos, lambda g, ans, x: -g * sin(x))
 defjvp(cos, lambda t, ans, x: -t * sin(x))
 defvjp(tanh, lambda g, ans, x: g * (1 - ans * ans))
 defjvp(tanh, lambda t, ans, x: t * (1 - ans * ans))
-defvjp(sqrt, lambda g, ans, x: _safe_mul(g, 0.5 / ans))
-defjvp(sqrt, lambda t, ans, x: _safe_mul(t, 0.5 / ans))
+defvjp(sqrt, lambda g, ans, x: _safely(g, lambda: 0.5 / ans))
+defjvp(sqrt, lambda t, ans, x: _safely(t, lambda: 0.5 / ans))
 
 
 def _sign(x):
@@ -194,18 +194,18 @@ log1p = ufunc("log1p")
 
 defvjp(square, lambda g, ans, x: g * 2 * x)
 defjvp(square, lambda t, ans, x: t * 2 * x)
-defvjp(reciprocal, lambda g, ans, x: _safe_mul(-g, 1 / (x * x)))
-defjvp(reciprocal, lambda t, ans, x: _safe_mul(-t, 1 / (x * x)))
+defvjp(reciprocal, lambda g, ans, x: _safely(-g, lambda: 1 / (x * x)))
+defjvp(reciprocal, lambda t, ans, x: _safely(-t, lambda: 1 / (x * x)))
 defvjp(exp2, lambda g, ans, x: g * ans * _LN2)
 defjvp(exp2, lambda t, ans, x: t * ans * _LN2)
 defvjp(expm1, lambda g, ans, x: g * (ans + 1))
 defjvp(expm1, lambda t, ans, x: t * (ans + 1))
-defvjp(log2, lambda g, ans, x: _safe_mul(g, 1 / (x * _LN2)))
-defjvp(log2, lambda t, ans, x: _safe_mul(t, 1 / (x * _LN2)))
-defvjp(log10, lambda g, ans, x: _safe_mul(g, 1 / (x * _LN10)))
-defjvp(log10, lambda t, ans, x: _safe_mul(t, 1 / (x * _LN10)))
-defvjp(log1p, lambda g, ans, x: _safe_mul(g, 1 / (x + 1)))
-defjvp(log1p, lambda t, ans, x: _safe_mul(t, 1 / (x + 1)))
+defvjp(log2, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN2)))
+defjvp(log2, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN2)))
+defvjp(log10, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN10)))
+defjvp(log10, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN10)))
+defvjp(log1p, lambda g, ans, x: _safely(g, lambda: 1 / (x + 1)))
+defjvp(log1p, lambda t, ans, x: _safely(t, lambda: 1 / (x + 1)))
 
 # -- trigonometric and hyperbolic functions and their inverses ----------------
 tan = ufunc("tan")
@@ -221,10 +221,10 @@ arctanh = ufunc("arctanh")
 
 defvjp(tan, lambda g, ans, x: g * (1 + ans * ans))
 defjvp(tan, lambda t, ans, x: t * (1 + ans * ans))
-defvjp(arcsin, lambda g, ans, x: _safe_mul(g, 1 / sqrt(1 - x * x)))
-defjvp(arcsin, lambda t, ans, x: _safe_mul(t, 1 / sqrt(1 - x * x)))
-defvjp(arccos, lambda g, ans, x: _safe_mul(-g, 1 / sqrt(1 - x * x)))
-defjvp(arccos, lambda t, ans, x: _safe_mul(-t, 1 / sqrt(1 - x * x)))
+defvjp(arcsin, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(1 - x * x)))
+defjvp(arcsin, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(1 - x * x)))
+defvjp(arccos, lambda g, ans, x: _safely(-g, lambda: 1 / sqrt(1 - x * x)))
+defjvp(arccos, lambda t, ans, x: _safely(-t, lambda: 1 / sqrt(1 - x * x)))
 defvjp(arctan, lambda g, ans, x: g / (1 + x * x))
 defjvp(arctan, lambda t, ans, x: t / (1 + x * x))
 defvjp(sinh, lambda g, ans, x: g * cosh(x))
@@ -233,10 +233,10 @@ defvjp(cosh, lambda g, ans, x: g * sinh(x))
 defjvp(cosh, lambda t, ans, x: t * sinh(x))
 defvjp(arcsinh, lambda g, ans, x: g / sqrt(x * x + 1))
 defjvp(arcsinh, lambda t, ans, x: t / sqrt(x * x + 1))
-defvjp(arccosh, lambda g, ans, x: _safe_mul(g, 1 / sqrt(x * x - 1)))
-defjvp(arccosh, lambda t, ans, x: _safe_mul(t, 1 / sqrt(x * x - 1)))
-defvjp(arctanh, lambda g, ans, x: _safe_mul(g, 1 / (1 - x * x)))
-defjvp(arctanh, lambda t, ans, x: _safe_mul(t, 1 / (1 - x * x)))
+defvjp(arccosh, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(x * x - 1)))
+defjvp(arccosh, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(x * x - 1)))
+defvjp(arctanh, lambda g, ans, x: _safely(g, lambda: 1 / (1 - x * x)))
+defjvp(arctanh, lambda t, ans, x: _safely(t, lambda: 1 / (1 - x * x)))
 
 
 # arctan2(y, x) is the angle of the point (x, y): d/dy = x / r², d/dx = -y / r².
@@ -477,6 +477,14 @@ def _safe_mul_impl(x, y):
 
 
 _safe_mul = primitive(_safe_mul_impl)
+
+
+def _safely(g, derivative):
+    """``g * derivative()``, 0 where ``g`` is 0; the derivative computed without NumPy's
+    warnings (its infinities at the singular points are expected, and masked)."""
+    with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = derivative()
+    return _safe_mul(g, d)
 _safe_mul.__qualname__ = "_safe_mul"  # where it is found: it pickles by reference
 _safe_mul.name = "safe_multiply"
 
