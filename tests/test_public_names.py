@@ -48,6 +48,7 @@ FNP = {
     "triu", "tril", "pad", "roll", "meshgrid", "cross",
 }
 FNP |= {"astype", "getitem", "index_add", "index_update", "isinf"}  # exported extras
+FNP |= {"real", "imag", "conj", "conjugate", "angle"}  # complex parts (issue 19)
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",

@@ -527,8 +527,8 @@ def _as_complex(g: Any, x: Any) -> Any:
 
 real = ufunc("real")
 imag = ufunc("imag")
-conjugate = ufunc("conjugate")
-conj = conjugate
+conj = ufunc("conj")  # NumPy's conjugate; the name every namespace (Dask too) has
+conjugate = conj
 
 
 def _angle_impl(z, deg=False):
@@ -575,10 +575,10 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 for _prim, _what, _rule, _call, _out in [
     (real, "the real part", "``real(t)``; the gradient of a complex input is ``g`` as complex",
-     "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.-4.j)"),
+     "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.+4.j)"),
     (imag, "the imaginary part", "``imag(t)``; the gradient of a complex input is ``-1j * g``",
      "fg.grad(fnp.imag)(numpy.array(1 + 2j))", "array(0.-1.j)"),
-    (conjugate, "the complex conjugate (``conj`` is the same function)",
+    (conj, "the complex conjugate (``conjugate`` is the same function)",
      "``conj(t)``, not holomorphic; the gradient is ``conj(g)``",
      "fg.vjp(fnp.conj, numpy.array(1 + 2j))[1](numpy.array(1j))[0]", "array(0.-1.j)"),
 ]:
