@@ -7,6 +7,11 @@ constants (``imag``, ``angle``) of a real input; ``test_complex.py`` and
 
 from __future__ import annotations
 
+import pathlib
+import sys
+
+# Loaded by path (importlib mode, benchmarks/gpu): make its sibling importable.
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from table import Row, away_from_zero
 
 import funcgrad.numpy as fnp
