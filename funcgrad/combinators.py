@@ -286,11 +286,6 @@ def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False,
       df/dy``.  With ``holomorphic=True`` inputs and output are complex and
       the result is the complex derivative ``f'(z)``.
 
-    >>> fg.grad(lambda z: fnp.abs(z) ** 2)(3 + 4j)
-    array(6.-8.j)
-    >>> fg.grad(lambda z: z ** 3, holomorphic=True)(1j)
-    array(-3.+0.j)
-
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(fg.grad(fg.grad(fnp.sin)))(numpy.array(0.0))
     array(-1.)
@@ -305,6 +300,10 @@ def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False,
     >>> gx, gy = fg.grad(lambda p, x, y: loss(p, x, y)[0], argnums=(1, 2))(params, x, y)
     >>> gy
     array([ 0.5, -1.5])
+    >>> fg.grad(lambda z: fnp.abs(z) ** 2)(3 + 4j)
+    array(6.-8.j)
+    >>> fg.grad(lambda z: z ** 3, holomorphic=True)(1j)
+    array(-3.+0.j)
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 

@@ -565,8 +565,8 @@ def angle(z: Any, deg: bool = False) -> Any:
     real input's angle is 0 or pi, with derivative 0.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> fnp.angle(numpy.array(1j))
-    array(1.57079633)
+    >>> fnp.angle(numpy.array([1j, -1.0]))
+    array([1.57079633, 3.14159265])
     >>> fg.grad(fnp.angle)(numpy.array(1j))  # -1j / z, in JAX's convention
     array(-1.-0.j)
     """
