@@ -5,11 +5,13 @@
 array([2., 4.])
 """
 
+import sys as _sys
 from types import ModuleType as _ModuleType
 
 from . import (
     nn,
     numpy,
+    optim,
 )
 from .backprop import backprop
 from .checks import check_grads
@@ -25,20 +27,26 @@ from .combinators import (
     value_and_grad,
     vjp,
 )
-from .custom import checkpoint, custom_vjp
+from .custom import checkpoint, custom_jvp, custom_vjp
 from .errors import (
     BackpropError,
     DeviceMismatchError,
     FuncgradError,
+    FuncgradIndexError,
+    FuncgradStateError,
+    FuncgradTypeError,
+    FuncgradValueError,
     GradientTypeError,
     NodeConversionError,
     ReplayError,
 )
-from .graph import Graph, trace
+from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
+from .implicit import custom_linear_solve, custom_root
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
+    FrozenNodeError,
     Node,
     backprop_scope,
     device_of,
@@ -49,15 +57,20 @@ from .node import (
 )
 from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
 from .replay import replay
+from .transforms import elementwise_grad, linearize
 
 __version__ = "0.1.0"
 from . import tree
+from .numpy import random
+
+# ``fg.random`` is ``fnp.random``, importable by that name too (``import funcgrad.random``).
+_sys.modules.setdefault(f"{__name__}.random", random)
 
 # dir(funcgrad) lists the public surface: every name imported above, and the
 # public subpackages, but not the implementation modules (importable as
 # ``funcgrad.node`` etc., internals).  The subpackages stay out of ``__all__``:
 # ``from funcgrad import *`` must not shadow the real ``numpy``.
-_PUBLIC_MODULES = ["nn", "numpy", "tree"]
+_PUBLIC_MODULES = ["nn", "numpy", "optim", "random", "tree"]
 __all__ = [
     _name for _name, _value in sorted(globals().items())
     if not _name.startswith("_") and not isinstance(_value, _ModuleType)
@@ -75,6 +88,10 @@ def __getattr__(name: str):
             raise ImportError(
                 f"fg.dask needs Dask: pip install funcgrad[dask] ({exc})"
             ) from exc
+    if name == "scipy":  # fg.scipy, imported on first use: ``import funcgrad`` never imports SciPy
+        import importlib
+
+        return importlib.import_module("funcgrad.scipy")
     raise AttributeError(f"module 'funcgrad' has no attribute {name!r}")
 
 

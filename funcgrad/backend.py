@@ -197,6 +197,9 @@ _NUMPY = frozenset(
     {numpy.ndarray} | {t for t in numpy.sctypeDict.values() if issubclass(t, numpy.generic)}
 )
 NUMPY_TYPES = _NEUTRAL | _NUMPY  # everything that computes in NumPy
+# Registered types that stand for Python numbers (fg.replay's traced floats): neutral
+# beside arrays, as a Python number is; their own namespace when alone.
+WEAK_TYPES: set[type] = set()
 
 
 def namespace(*values: Any) -> ModuleType:
@@ -216,10 +219,14 @@ def namespace(*values: Any) -> ModuleType:
 def _namespace_of_mixed(values: tuple) -> ModuleType:
     found: Namespace | None = None
     first = None
+    weak = None
     numpy_array = None  # a NumPy array seen (NumPy scalars are neutral, like Python's)
     for v in values:
         t = type(v)
         if t in _NEUTRAL:
+            continue
+        if t in WEAK_TYPES:
+            weak = weak or _lookup(t)
             continue
         if t in _NUMPY:
             if t is numpy.ndarray and numpy_array is None:
@@ -239,7 +246,7 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
                 f"inputs on different devices: {device_of(first)} and {device_of(v)}"
             )
     if found is None:
-        return numpy
+        return numpy if weak is None else weak.xp
     # Dask takes NumPy data beside its arrays, but only beside arrays whose chunks
     # are NumPy arrays too (chunks on a GPU are CuPy's, which refuses them).
     if numpy_array is not None and not (found.absorbs_numpy and found.device(first) == "cpu"):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import as_array, namespace
+from .backend import WEAK_TYPES, as_array, namespace
 from .backprop import check_like, gradients, owned, seed
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -67,7 +67,7 @@ def stack_rows(rows: list, like: Any) -> Any:
 def _as_primal(x: Any, where: str) -> Any:
     if type(x) is Node:
         return x
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
+    if isinstance(x, (int, float)) and not isinstance(x, bool) or type(x) in WEAK_TYPES:
         return float_array(x, where)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
@@ -225,8 +225,10 @@ def _partial(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
 def _scalar_seed(out: Any, name: str, holomorphic: bool = False) -> Any:
     check_complex(name, [out], holomorphic, "outputs")
     v = value_of(out)
-    if isinstance(v, (int, float, complex)):  # a constant function
-        v = numpy.asarray(v, dtype=complex if holomorphic else float)
+    if isinstance(v, complex):  # a constant function (complex: holomorphic=True)
+        v = numpy.asarray(v)
+    elif isinstance(v, (int, float)) or type(v) in WEAK_TYPES:  # a constant function
+        v = float_array(v, name)
     if getattr(v, "size", None) != 1:
         shape = getattr(v, "shape", type(v).__name__)
         raise FuncgradValueError(f"{name} needs a scalar (size-1) output, got shape {shape}")

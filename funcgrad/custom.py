@@ -37,7 +37,7 @@ import numpy
 from . import tree
 from .backend import is_inexact_dtype
 from .backprop import gradients
-from .errors import FuncgradError, FuncgradTypeError
+from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
     _ACTIVE,
@@ -456,4 +456,249 @@ def _custom_vjp(fun: Callable, fwd: Callable | None, bwd: Callable | None) -> cu
     made = custom_vjp(fun)
     if fwd is not None:
         made.defvjp(fwd, bwd)
+    return made
+
+
+# -- custom_jvp -------------------------------------------------------------------
+
+# The custom_jvp functions whose jvp rule is running in this context.
+_IN_JVP: ContextVar[frozenset] = ContextVar("funcgrad_custom_jvp_rule", default=frozenset())
+
+
+def _zero_tangent(v: Any) -> Any:
+    """The tangent a constant argument leaf gets: zeros for floats, None for data."""
+    if isinstance(v, float):
+        return 0.0  # a Python number: mixes with arrays of any device
+    return zeros_like(v) if _float_leaf(v) else None
+
+
+class custom_jvp:
+    """A function with a user-given JVP (JAX-style); its VJP is the JVP transposed.
+
+    ``jvp(primals, tangents)`` receives two tuples, one entry per positional
+    argument (a tangent of zeros for an argument that is not traced, None for
+    integer and boolean data), and returns ``(primal_out, tangent_out)``,
+    ``tangent_out`` having the structure and shapes of ``primal_out`` and being
+    *linear* in the tangents.
+
+    - A call with no traced argument runs the function itself.
+    - A traced call runs ``jvp`` once, recording how ``tangent_out`` is made
+      from the tangents.  Forward mode pushes tangents through that record;
+      reverse mode folds back over it: the transpose of a linear map is its
+      VJP, so one backward costs one fold, and no extra call of ``jvp``.
+      Written with ``fnp``, the rule is differentiated again for higher
+      orders, in both modes.
+    - Keyword arguments, and the positional arguments named in
+      ``nondiff_argnums``, pass to the function and to ``jvp`` as data: no
+      tangent.  As in JAX, ``jvp`` then takes them first:
+      ``jvp(*nondiff_args, primals, tangents, **kwargs)``.
+    - Inside ``jvp``, calling the function runs the function itself.
+    - Asking for a derivative with respect to a traced value the function
+      closes over raises :class:`~funcgrad.FuncgradError`: ``jvp`` gives no
+      tangent for it; pass it as an argument.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> @fg.custom_jvp
+    ... def log1pexp(x):
+    ...     return fnp.log1p(fnp.exp(x))
+    >>> @log1pexp.defjvp
+    ... def log1pexp_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return log1pexp(x), t * fg.nn.sigmoid(x)      # stable for large x
+    >>> fg.grad(log1pexp)(numpy.array(100.0))
+    array(1.)
+    >>> fg.jvp(log1pexp, (numpy.array(0.0),), (numpy.array(2.0),))[1]
+    array(1.)
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: tuple = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.jvp: Callable | None = None
+        nums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else tuple(nondiff_argnums)
+        if any(not isinstance(i, int) or i < 0 for i in nums) or len(set(nums)) != len(nums):
+            raise FuncgradTypeError(
+                f"custom_jvp {self._name}: nondiff_argnums must be distinct non-negative ints, "
+                f"got {nondiff_argnums!r}"
+            )
+        self.nondiff_argnums = tuple(sorted(nums))
+
+    def __reduce__(self) -> tuple:
+        found = _named(self)
+        if found is not None:
+            return _by_reference, found
+        return _custom_jvp, (self.fun, self.jvp, self.nondiff_argnums)
+
+    @property
+    def _name(self) -> str:
+        return getattr(self.fun, "__name__", "custom_jvp")
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``.
+
+        Returns ``jvp``, so that it can be used as a decorator.  JAX's
+        ``symbolic_zeros=True`` is not supported: the rule gets arrays of zeros.
+        """
+        if symbolic_zeros:
+            raise FuncgradValueError(
+                f"custom_jvp {self._name}: symbolic_zeros=True is not supported; the rule "
+                "receives arrays of zeros for arguments that have no tangent"
+            )
+        if not callable(jvp):
+            raise FuncgradTypeError(
+                f"custom_jvp {self._name}: jvp must be callable, got {type(jvp).__name__}"
+            )
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *rules: Callable | None) -> None:
+        """One rule per positional argument, ``rule(t, primal_out, *primals)`` (None: zero).
+
+        The tangent of the output is the sum of the rules' results.
+
+        >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+        >>> f = fg.custom_jvp(lambda x, y: x * y)
+        >>> f.defjvps(lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+        >>> fg.grad(f, argnums=(0, 1))(numpy.array(2.0), numpy.array(3.0))
+        (array(3.), array(2.))
+        """
+        fun = self.fun
+
+        def jvp(primals, tangents, **kwargs):
+            out = fun(*primals, **kwargs)
+            total = None
+            for rule, t in zip(rules, tangents, strict=False):
+                if rule is None or t is None:
+                    continue
+                r = rule(t, out, *primals)
+                total = r if total is None else tree.tree_map(lambda a, b: a + b, total, r)
+            return out, tree.tree_map(zeros_like, out) if total is None else total
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.jvp is None or self in _IN_JVP.get():
+            return self.fun(*args, **kwargs)
+        nondiff = self.nondiff_argnums
+        if nondiff and nondiff[-1] >= len(args):
+            raise FuncgradTypeError(
+                f"custom_jvp {self._name}: nondiff_argnums {nondiff} but called with "
+                f"{len(args)} positional arguments"
+            )
+        diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        leaves, treedef = tree.flatten(diff)
+        if not any(type(v) is Node for v in leaves):
+            out = self.fun(*args, **kwargs)
+            if not any(type(o) is Node for o in tree.flatten(out)[0]):
+                return out
+            # The function closes over a traced value: traced call below, so
+            # that differentiating with respect to it raises.
+        return self._traced(args, kwargs, leaves, treedef)
+
+    def _traced(self, args: tuple, kwargs: dict, leaves: list, treedef: Any) -> Any:
+        name, nondiff = self._name, self.nondiff_argnums
+        mark = serial_mark()
+        # As in custom_vjp: the rule sees each traced argument through a node of
+        # its own, so that a value reached around them is one it closes over.
+        seen = [make_node(v.value, v.graphs, _ARGUMENT, (v,), None, v.rank + 1)
+                if type(v) is Node else v for v in leaves]
+        bp = BackpropId("custom_jvp")  # the tangents' graph: the linear map's record
+        with recording(bp):
+            tans = [require_grad(zeros_like(v.value), bp)
+                    if type(v) is Node and _float_leaf(v.value) else _zero_tangent(v)
+                    for v in leaves]
+        token = _IN_JVP.set(_IN_JVP.get() | {self})
+        try:
+            with recording(bp):
+                res = self.jvp(*(args[i] for i in nondiff), tree.unflatten(treedef, seen),
+                               tree.unflatten(treedef, tans), **kwargs)
+        finally:
+            _IN_JVP.reset(token)
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise FuncgradTypeError(
+                f"custom_jvp {name}: jvp must return a pair (primal_out, tangent_out), "
+                f"got {type(res).__name__}"
+            )
+        out, tan_out = res
+        out_leaves, out_def = tree.flatten(out)
+        try:
+            tan_leaves = tree.flatten_up_to(out_def, tan_out)
+        except ValueError as exc:
+            raise FuncgradTypeError(
+                f"custom_jvp {name}: jvp's tangent_out does not match primal_out's structure: "
+                f"{exc}"
+            ) from None
+        made = [k for k, o in enumerate(out_leaves) if _float_leaf(value_of(o))]
+        if not made:
+            return out
+        tangents = []
+        for k in made:
+            t, pv = tan_leaves[k], value_of(out_leaves[k])
+            tv = value_of(t)
+            if tv is not None and not isinstance(tv, (int, float)) and not hasattr(tv, "shape"):
+                raise FuncgradTypeError(
+                    f"custom_jvp {name}: jvp's tangent_out does not match primal_out's "
+                    f"structure: output leaf {k} is an array, its tangent a {type(tv).__name__}"
+                )
+            if tv is not None and numpy.shape(tv) != numpy.shape(pv):
+                raise FuncgradValueError(
+                    f"custom_jvp {name}: jvp's tangent for output leaf {k} has shape "
+                    f"{numpy.shape(tv)}, but the output has shape {numpy.shape(pv)}"
+                )
+            tangents.append(t if type(t) is Node and bp in t.graphs else None)
+        given = frozenset(v.serial for v in seen if type(v) is Node)
+        frees = _boundary([out_leaves[k] for k in made] + [t for t in tangents if t is not None],
+                          mark, given)
+        if not given and not frees:
+            return out
+        free_graphs = [n.backprop_id.name for n in frees]
+        values = [numpy.asarray(v) if isinstance(v, float) else v
+                  for v in (value_of(out_leaves[k]) for k in made)]
+        n_leaves = len(leaves)
+
+        def refuse(positions):
+            for i in positions:
+                if i >= n_leaves:
+                    raise FuncgradError(
+                        f"custom_jvp {name} was differentiated with respect to a traced value "
+                        f"it closes over or takes as data (a keyword argument, or one in "
+                        f"nondiff_argnums: a Node on graph {free_graphs[i - n_leaves]!r}); "
+                        "its jvp gives no tangent for it: pass that value as a positional "
+                        "argument"
+                    )
+
+        def vjp(gs, args, positions):
+            # The transpose of the recorded linear map: its VJP, one fold over it.
+            refuse(positions)
+            outs, seeds = [], []
+            for g, t in zip(gs, tangents, strict=True):
+                if g is not None and t is not None:
+                    outs.append(t)
+                    seeds.append(g)
+            wrt = [tans[i] for i in positions]
+            found = gradients(outs, seeds, wrt, bp) if outs else [None] * len(wrt)
+            return [zeros_like(value_of(args[i])) if f is None else f
+                    for i, f in zip(positions, found, strict=True)]
+
+        def jvp(pairs, args):
+            refuse([i for i, _ in pairs])
+            live = [k for k, t in enumerate(tangents) if t is not None]
+            result = [None] * len(values)
+            if live:
+                ts = forward([tangents[k] for k in live], [tans[i] for i, _ in pairs],
+                             [t for _, t in pairs], bp)
+                for k, t in zip(live, ts, strict=True):
+                    result[k] = t
+            return result
+
+        for k, node in zip(made, _record(name, leaves + frees, values, vjp, jvp), strict=True):
+            out_leaves[k] = node
+        return tree.unflatten(out_def, out_leaves)
+
+
+def _custom_jvp(fun: Callable, jvp: Callable | None, nondiff_argnums: tuple) -> custom_jvp:
+    """A :class:`custom_jvp` rebuilt from its parts (what one pickled by value holds)."""
+    made = custom_jvp(fun, nondiff_argnums)
+    if jvp is not None:
+        made.defjvp(jvp)
     return made

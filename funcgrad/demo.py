@@ -1,8 +1,8 @@
 """funcgrad's main job: ``python -m funcgrad.demo [--plot demo.png]``.
 
 Trains a small network on three interleaved spirals that it generates itself
-(deterministically, from ``--seed``), with Adam written in a few lines of
-funcgrad and a ``tqdm`` progress bar; prints train and held-out accuracy;
+(deterministically, from ``--seed``), with Adam from :mod:`funcgrad.optim`
+and a ``tqdm`` progress bar; prints train and held-out accuracy;
 checks the model's gradients against finite differences at first and second
 order; and runs Newton's method on a convex problem (logistic regression),
 each step a conjugate-gradient solve on Hessian-vector products.  ``--plot
@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad import optim
 
 PROMISED_ACCURACY = 0.97  # held-out accuracy the default run must reach
 N_CLASSES = 3
@@ -90,32 +91,18 @@ def accuracy(params: Params, x: Any, labels: Any) -> float:
     return float(fnp.mean(fnp.equal(fnp.argmax(logits(params, x), axis=1), labels)))
 
 
-def adam(params: Params, grads: Params, state: tuple, lr: float = 0.02,
-         b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> tuple[Params, tuple]:
-    """One Adam step, functional: ``(params, grads, state) -> (params, state)``.
-
-    ``state`` is ``(step, first moments, second moments)``; start from
-    ``(0, None, None)``.  Nothing is updated in place.
-    """
-    t, m, v = state
-    t, m, v = t + 1, m or {k: 0.0 for k in params}, v or {k: 0.0 for k in params}
-    m = {k: b1 * m[k] + (1 - b1) * grads[k] for k in params}
-    v = {k: b2 * v[k] + (1 - b2) * fnp.square(grads[k]) for k in params}
-    # The bias corrections undo the moments' start at zero.
-    new = {k: params[k] - lr * (m[k] / (1 - b1**t)) / (fnp.sqrt(v[k] / (1 - b2**t)) + eps)
-           for k in params}
-    return new, (t, m, v)
-
-
 def train(params: Params, x: Any, labels: Any, steps: int) -> tuple[Params, list[float]]:
-    """Full-batch Adam for ``steps`` steps, with a progress bar; returns the losses too."""
+    """Full-batch Adam (:func:`funcgrad.optim.adam`) for ``steps`` steps, with a progress bar;
+    returns the losses too."""
     step = fg.value_and_grad(loss)
-    state: tuple = (0, None, None)
+    opt = optim.adam(0.02)
+    state = opt.init(params)
     losses = []
     with tqdm(range(steps), desc="training", unit="step", ncols=80) as bar:
         for i in bar:
             value, grads = step(params, x, labels)
-            params, state = adam(params, grads, state)
+            updates, state = opt.update(grads, state, params)
+            params = optim.apply_updates(params, updates)
             losses.append(float(value))
             if i % 10 == 0 or i == steps - 1:
                 bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
@@ -292,10 +279,14 @@ def plot(plt: Any, path: str, params: Params, losses: list[float], train_set: tu
     for k in range(N_CLASSES):
         left.scatter(*xs[ys == k].T, s=9, color=colors[k], label=f"class {k}")
     for k in range(N_CLASSES):
-        left.scatter(*xt[yt == k].T, s=12, facecolors="none", edgecolors=colors[k], lw=0.6,
-                     label="held out" if k == 0 else None)
+        left.scatter(*xt[yt == k].T, s=12, facecolors="none", edgecolors=colors[k], lw=0.6)
+    # The held-out points are hollow circles in their class's colour: the legend shows
+    # a hollow black circle, so that it is not read as one more point of class 0.
+    left.scatter([], [], s=12, facecolors="none", edgecolors="black", lw=0.8,
+                 label="held out (hollow)")
     left.set(title=f"decision regions; held-out accuracy {test_accuracy:.1%}",
-             xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal")
+             xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal",
+             xlabel="first coordinate $x_1$", ylabel="second coordinate $x_2$")
     left.legend(loc="upper left", fontsize=8)
     right.semilogy(numpy.arange(1, len(losses) + 1), losses)
     right.set(title="training loss (softmax cross-entropy)", xlabel="Adam step", ylabel="loss")
@@ -349,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"funcgrad demo: three interleaved spirals, {len(x)} training and {len(x_test)} "
           f"held-out points (seed {args.seed})")
     print(f"model: 2-{HIDDEN}-{HIDDEN}-{N_CLASSES} MLP, tanh, softmax cross-entropy "
-          f"({sum(p.size for p in params.values())} parameters), Adam written with funcgrad")
+          f"({sum(p.size for p in params.values())} parameters), Adam from funcgrad.optim")
 
     print("\n== gradient check of the model, against finite differences ==")
     try:

@@ -77,15 +77,37 @@ class NodeConversionError(FuncgradError, TypeError):
 
 
 class FuncgradTypeError(FuncgradError, TypeError):
-    """An argument of the wrong type (a non-Node, an integer input to grad...)."""
+    """An argument of the wrong type (a non-Node, an integer input to grad...).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.grad(lambda x: x.sum())(numpy.arange(3))
+    ... except fg.FuncgradTypeError as exc:
+    ...     print(isinstance(exc, TypeError))
+    True
+    """
 
 
 class FuncgradValueError(FuncgradError, ValueError):
-    """An argument of the wrong value (a shape, a length, an axis)."""
+    """An argument of the wrong value (a shape, a length, an axis).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.grad(lambda x: x * 2.0)(numpy.ones(3))
+    ... except fg.FuncgradValueError as exc:
+    ...     print(exc)
+    grad needs a scalar (size-1) output, got shape (3,)
+    """
 
 
 class FuncgradStateError(FuncgradError, RuntimeError):
-    """A context block (hooks, debug_nans, backprop_scope) ended twice or in another context."""
+    """A context block (hooks, debug_nans, backprop_scope) ended twice or in another context;
+    a drawing asked of Graphviz where it is not installed.
+
+    >>> import funcgrad as fg
+    >>> issubclass(fg.FuncgradStateError, RuntimeError)
+    True
+    """
 
 
 class ReplayError(FuncgradError, TypeError):
@@ -106,7 +128,15 @@ class ReplayError(FuncgradError, TypeError):
 
 class FuncgradIndexError(FuncgradError, IndexError, ValueError):
     """An index or axis out of range (an ``IndexError`` and a ``ValueError``, as NumPy's
-    ``AxisError`` is)."""
+    ``AxisError`` is).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.grad(lambda x: x[10])(numpy.ones(3))
+    ... except fg.FuncgradIndexError as exc:
+    ...     print(isinstance(exc, IndexError), isinstance(exc, ValueError))
+    True True
+    """
 
 
 def describe(x: object) -> str:

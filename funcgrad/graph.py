@@ -3,8 +3,10 @@
 ``trace(fun, *args)`` runs ``fun`` once on the leaves of a fresh graph and
 returns the :class:`Graph` it built: an immutable value holding the input and
 output Nodes and every Node between them, sorted as the backward fold visits
-them.  A Graph prints as a table, draws itself as Graphviz DOT, and shows as a
-table (and a drawing, when Graphviz is installed) in Jupyter.
+them.  A Graph prints as a table, writes itself as Graphviz DOT, draws itself
+as SVG (with Graphviz, or with funcgrad's own layout where Graphviz is not
+installed: :mod:`funcgrad.drawing`), shows as that drawing in Jupyter, and draws
+its gradient flow (:meth:`Graph.with_gradients`).
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> g = fg.trace(lambda x: fnp.sum(fnp.sin(x) * x), numpy.ones(3))
@@ -23,21 +25,25 @@ Graph: 1 input, 1 output, 4 nodes
 from __future__ import annotations
 
 import html
+import math
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
+import numpy
 
-from . import tree
-from .backprop import walk
+from . import drawing, tree
+from . import numpy as fnp
+from .backprop import backprop, walk
 from .combinators import _trace
-from .errors import FuncgradTypeError
+from .errors import FuncgradStateError, FuncgradTypeError, FuncgradValueError
 from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
 # Beyond these sizes a display would be unreadable or slow (Graphviz lays out
-# thousands of nodes in minutes): the HTML table is cut, the drawing skipped.
+# thousands of nodes in minutes): the HTML table is cut, and the drawing is
+# funcgrad's own, condensed (see funcgrad.drawing).
 HTML_MAX_ROWS = 500
 SVG_MAX_NODES = 300
 
@@ -220,28 +226,128 @@ class Graph:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    # -- Jupyter ------------------------------------------------------------
-    def _repr_svg_(self) -> str | None:
-        """The graph drawn as SVG by Graphviz, or None (Jupyter falls back to HTML).
+    # -- drawings -----------------------------------------------------------
+    def _boxes(self, looks: Callable[[int, Node], dict] | None = None) -> tuple[list, list]:
+        """One :class:`drawing.Box` per node (program order) and the edges ``(user, used)``."""
+        outs = set(self._output_ids())
+        n_inputs = len(dict.fromkeys(self.inputs))
+        boxes, edges = [], []
+        for k, node, prim, shape, dtype, _, uses in self._rows():
+            style: dict = {"fill": "#dbe8f6"} if k < n_inputs else {}
+            style["double"] = k in outs
+            lines = [f"%{k} {prim}", f"{shape} {dtype}"]
+            if looks is not None:
+                extra = looks(k, node)
+                lines += extra.pop("lines", [])
+                style.update(extra)
+            boxes.append(drawing.Box(lines, title=f"%{k} {prim} {shape} {dtype}", **style))
+            edges += [(u, k) for u in uses]
+        return boxes, edges
 
-        None unless the ``graphviz`` package (``pip install funcgrad[viz]``) and
-        Graphviz's ``dot`` program are both installed, or when the graph has
-        more than ``SVG_MAX_NODES`` nodes.
+    def _condensed_svg(self, flow: GradientFlow | None = None) -> str:
+        """A drawing of a graph too large to draw node by node (see :func:`drawing.condense`);
+        with ``flow``, each box shaded by the worst gradient among its nodes."""
+        rows = list(self._rows())
+        kinds = [r[2] for r in rows]
+        outs = set(self._output_ids())
+        special = [r[2] == "input" or r[0] in outs for r in rows]
+        edges = [(u, r[0]) for r in rows for u in r[6]]
+        groups, gedges, hidden, member = drawing.condense_members(kinds, edges, special)
+        title = self._summary() if flow is None else _flow_title(flow)
+        if len(groups) > drawing.MAX_CONDENSED and flow is not None:
+            return drawing.summary_card(
+                title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
+                "too large to draw; str() lists every node's |grad|")
+        if len(groups) > drawing.MAX_CONDENSED:
+            counts: dict[str, int] = {}
+            for k in kinds:
+                counts[k] = counts.get(k, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
+            return drawing.summary_card(
+                title, ranked, f"too large to draw ({depth} layers); its commonest primitives:")
+        nodes_of: list[list[Node]] = [[] for _ in groups]
+        for v, gi in enumerate(member):
+            nodes_of[gi].append(rows[v][1])
+        boxes = []
+        for (kind, count, sp), members in zip(groups, nodes_of, strict=True):
+            label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
+            if flow is not None:
+                worst = min((flow._measures()[n.serial] for n in members), key=_severity)
+                style = flow._look(*worst)
+                style["lines"] = [label, *style["lines"]]
+                boxes.append(drawing.Box(style.pop("lines"), double=sp and kind != "input",
+                                         **style))
+            elif kind.startswith("repeated"):
+                boxes.append(drawing.Box([kind], fill="#f3f3f3", dashed=True))
+            else:
+                boxes.append(drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff",
+                                         double=sp and kind != "input"))
+        note = (f"condensed: nodes of one layer and primitive drawn as one box"
+                f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}"
+                f"{'; each box shows its worst gradient' if flow is not None else ''}")
+        legend = [_note(note)] if flow is None else [*flow._legend(), _note(note)]
+        return drawing.render(boxes, gedges, title=title, legend=legend)
+
+    def to_svg(self, engine: str | None = None) -> str:
+        """The graph drawn as an SVG document.
+
+        ``engine='funcgrad'`` lays it out in pure Python (:mod:`funcgrad.drawing`):
+        nothing to install.  ``engine='dot'`` renders :meth:`to_dot` with
+        Graphviz (the ``graphviz`` package and its ``dot`` program).  The
+        default uses Graphviz when it is installed and the graph is small,
+        funcgrad's layout otherwise.  Graphs of more than
+        ``drawing.MAX_NODES`` nodes are condensed: one box per primitive and
+        layer, repeated blocks of layers shown once (or, beyond that, a
+        summary of their primitives).
+
+        >>> import numpy, funcgrad as fg
+        >>> svg = fg.trace(lambda x: -x, numpy.ones(2)).to_svg(engine="funcgrad")
+        >>> svg.startswith("<svg") and "%1 negative" in svg
+        True
         """
-        if len(self.nodes) > SVG_MAX_NODES or shutil.which("dot") is None:
-            return None
-        try:
-            import graphviz  # optional: funcgrad[viz]
-        except ImportError:
-            return None
-        try:
-            return graphviz.Source(self.to_dot()).pipe(format="svg", encoding="utf-8")
-        except (RuntimeError, OSError, subprocess.CalledProcessError):
-            return None  # a display must never raise: the table is shown instead
+        if engine not in (None, "dot", "funcgrad"):
+            raise FuncgradValueError(
+                f"Graph.to_svg: engine must be None, 'dot' or 'funcgrad', got {engine!r}")
+        if engine == "dot" or (engine is None and len(self.nodes) <= SVG_MAX_NODES):
+            svg = _graphviz_svg(self.to_dot(), engine == "dot")
+            if svg is not None:
+                return svg
+        if len(self.nodes) > drawing.MAX_NODES:
+            return self._condensed_svg()
+        boxes, edges = self._boxes()
+        if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
+            return self._condensed_svg()
+        return drawing.render(boxes, edges, title=self._summary())
+
+    def with_gradients(self, grad_outputs: Sequence | None = None) -> GradientFlow:
+        """The graph with the gradient of every node, from one backward fold.
+
+        ``grad_outputs`` seeds the fold as in :func:`fg.backprop`: None for
+        scalar outputs (each seeded with one), else one cotangent per output.
+        The result draws like the graph, each node coloured by its gradient's
+        norm (log scale) and marked where it is zero, NaN or Inf; see
+        :class:`GradientFlow`.  The gradients of the graph's inputs are those
+        ``fg.grad`` of the traced function returns.
+
+        >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+        >>> flow = fg.trace(lambda x: fnp.sum(fnp.sqrt(x)), numpy.array([0.0, 4.0])).with_gradients()
+        >>> [flow.status(n) for n in flow.graph.inputs]
+        ['inf']
+        """
+        with numpy.errstate(all="ignore"):  # the NaNs and Infs are what we came to see
+            grads = backprop(list(self.outputs), list(self.nodes), grad_outputs,
+                             backprop_id=self.backprop_id)
+        return GradientFlow(self, grads)
+
+    # -- Jupyter ------------------------------------------------------------
+    def _repr_svg_(self) -> str:
+        """The drawing (:meth:`to_svg`): Graphviz's when it is installed, funcgrad's otherwise."""
+        return self.to_svg()  # never raises: a failing dot falls back to funcgrad's layout
 
     def _repr_html_(self) -> str:
-        """An HTML table of the nodes (the drawing, when there is one, is in the bundle)."""
-        return self._html(None)
+        """The drawing above the HTML table of the nodes (folded away under 'nodes')."""
+        return self._html(self._repr_svg_())
 
     def _html(self, svg: str | None) -> str:
         """The HTML table, below the drawing ``svg`` when there is one."""
@@ -269,12 +375,202 @@ class Graph:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         # Notebooks pick HTML over SVG, so the drawing goes inside the HTML
-        # too; rendering it once here spares a second run of ``dot``.
+        # too; drawing it once here spares a second layout (or run of ``dot``).
         svg = self._repr_svg_()
-        bundle = {"text/plain": repr(self), "text/html": self._html(svg)}
-        if svg is not None:
-            bundle["image/svg+xml"] = svg
-        return bundle
+        return {"text/plain": repr(self), "text/html": self._html(svg), "image/svg+xml": svg}
+
+
+def _note(text: str) -> tuple[float, str]:
+    """A line of small grey text below a drawing (a legend entry for :func:`drawing.render`)."""
+    width = len(text) * 6.0
+    return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
+                  f'fill="#666666">{html.escape(text)}</text>')
+
+
+def _graphviz_svg(dot: str, required: bool) -> str | None:
+    """``dot`` rendered by Graphviz, or None when it is not installed (or fails).
+
+    With ``required``, a missing Graphviz raises instead, saying what to install.
+    """
+    if shutil.which("dot") is None:
+        if required:
+            raise FuncgradStateError(
+                "engine='dot' needs Graphviz's dot program on PATH (apt-get install graphviz, "
+                "brew install graphviz...); engine='funcgrad' needs nothing")
+        return None
+    try:
+        import graphviz  # optional: funcgrad[viz]
+    except ImportError:
+        if required:
+            raise FuncgradStateError(
+                "engine='dot' needs the graphviz package: pip install -e '.[viz]'") from None
+        return None
+    try:
+        return graphviz.Source(dot).pipe(format="svg", encoding="utf-8")
+    except (RuntimeError, OSError, subprocess.CalledProcessError):
+        if required:
+            raise
+        return None
+
+
+# -- gradient flow --------------------------------------------------------------------
+
+STATUSES = ("finite", "zero", "nan", "inf", "none")
+
+
+def _measure(g: Any) -> tuple[str, float]:
+    """``(status, norm)`` of one gradient: NaN wins over Inf, Inf over zero."""
+    if g is None:
+        return "none", 0.0
+    a = fnp.abs(g)
+    if bool(fnp.any(fnp.isnan(a))):
+        return "nan", float("nan")
+    if bool(fnp.any(fnp.isinf(a))):
+        return "inf", float("inf")
+    if math.prod(getattr(a, "shape", ())) == 0:
+        return "zero", 0.0
+    top = float(fnp.max(a))  # scaled, so that float16 and float32 squares do not overflow
+    if top == 0.0:
+        return "zero", 0.0
+    return "finite", top * float(fnp.sqrt(fnp.sum(fnp.square(a / top))))
+
+
+@attrs.frozen(eq=False, repr=False)
+class GradientFlow:
+    """A :class:`Graph` and the gradient of each of its nodes: what
+    :meth:`Graph.with_gradients` returns.
+
+    ``gradients`` maps each node to its gradient (None where no gradient
+    reaches it).  :meth:`status` says ``'finite'``, ``'zero'``, ``'nan'``,
+    ``'inf'`` or ``'none'``; :meth:`norm` gives the gradient's 2-norm.  In
+    Jupyter it is the graph's drawing with each node filled by the norm of its
+    gradient on a log scale (pale: small, dark green: large) and its norm
+    written in the box; zero gradients are grey and dashed, NaN red and Inf
+    purple, with a thick outline; ``str()`` is the listing with a ``|grad|``
+    column.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> flow = fg.trace(lambda x: fnp.sum(fnp.tanh(10 * x)), numpy.ones(3)).with_gradients()
+    >>> print(flow)
+    GradientFlow: 1 input, 1 output, 4 nodes
+      id  primitive  shape  |grad|
+      %0  input      (3,)   1.4e-07
+      %1  multiply   (3,)   1.4e-08
+      %2  tanh       (3,)   1.7
+      %3  sum        ()     1
+    """
+
+    graph: Graph
+    gradients: Any
+    _by_serial: dict = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        found = {n.serial: _measure(self.gradients.get(n)) for n in self.graph.nodes}
+        object.__setattr__(self, "_by_serial", found)
+
+    def _measures(self) -> dict[int, tuple[str, float]]:
+        return self._by_serial
+
+    def status(self, node: Node) -> str:
+        """``'finite'``, ``'zero'``, ``'nan'``, ``'inf'`` or ``'none'`` (nothing reaches it)."""
+        return self._measures()[node.serial][0]
+
+    def norm(self, node: Node) -> float:
+        """The 2-norm of ``node``'s gradient (NaN or Inf where it holds one; 0 for none)."""
+        return self._measures()[node.serial][1]
+
+    def _scale(self) -> tuple[float, float]:
+        finite = [math.log10(m) for s, m in self._measures().values() if s == "finite"]
+        if not finite:
+            return 0.0, 0.0
+        high = max(finite)  # from one decade to twelve: below them, the palest colour
+        return min(max(min(finite), high - 12.0), high - 1.0), high
+
+    def _counts(self) -> dict[str, int]:
+        """How many nodes have each status, in the order of ``STATUSES``."""
+        found = [s for s, _ in self._measures().values()]
+        return {s: found.count(s) for s in STATUSES if s in found}
+
+    def __repr__(self) -> str:
+        counts = self._counts()
+        marks = ", ".join(f"{counts[s]} {s}" for s in STATUSES[1:] if counts.get(s))
+        return f"<GradientFlow of {self.graph._summary()}{': ' + marks if marks else ''}>"
+
+    def __str__(self) -> str:
+        rows = [("id", "primitive", "shape", "|grad|")]
+        for k, node, prim, shape, _, _, _ in self.graph._rows():
+            rows.append((f"%{k}", prim, shape, _norm_text(*self._measures()[node.serial])))
+        widths = [max(len(r[c]) for r in rows) for c in range(3)]
+        lines = ["Gradient" + self.graph._summary().replace("Graph", "Flow", 1)]
+        for r in rows:
+            lines.append(("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True))
+                          + "  " + r[3]).rstrip())
+        return "\n".join(lines)
+
+    def _looks(self, k: int, node: Node) -> dict:
+        return self._look(*self._measures()[node.serial])
+
+    def _look(self, status: str, norm: float) -> dict:
+        """How a node (or a condensed group) of this status and norm is drawn."""
+        low, high = self._scale()
+        if status == "finite":
+            t = (math.log10(norm) - low) / (high - low) if high > low else 1.0
+            return {"lines": [f"|g| {_norm_text(status, norm)}"], "fill": drawing.scale_colour(t),
+                    "text_color": drawing.text_on(t)}
+        look = {
+            "zero": {"fill": "#e6e6e6", "dashed": True, "stroke": "#777777"},
+            "nan": {"fill": "#d62728", "stroke": "#7f0000", "stroke_width": 3.0,
+                    "text_color": "#ffffff"},
+            "inf": {"fill": "#9467bd", "stroke": "#3f007d", "stroke_width": 3.0,
+                    "text_color": "#ffffff"},
+            "none": {"fill": "#ffffff", "dashed": True, "stroke": "#aaaaaa"},
+        }[status]
+        return {"lines": [f"|g| {_norm_text(status, norm)}"], **look}
+
+    def to_svg(self) -> str:
+        """The gradient-flow drawing as an SVG document (funcgrad's own layout).
+
+        >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+        >>> flow = fg.trace(lambda x: fnp.sum(fnp.sqrt(x)), numpy.zeros(2)).with_gradients()
+        >>> "|g| Inf" in flow.to_svg()
+        True
+        """
+        graph = self.graph
+        if len(graph.nodes) > drawing.MAX_NODES:
+            return graph._condensed_svg(self)
+        boxes, edges = graph._boxes(self._looks)
+        if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
+            return graph._condensed_svg(self)
+        return drawing.render(boxes, edges, title=repr(self)[1:-1], legend=self._legend())
+
+    def _legend(self) -> list:
+        low, high = self._scale()
+        return [drawing.legend_bar(10 ** low, 10 ** high), drawing.legend_items([
+            ("#e6e6e6", "#777777", "zero"), ("#d62728", "#7f0000", "NaN"),
+            ("#9467bd", "#3f007d", "Inf"), ("#ffffff", "#aaaaaa", "no gradient")])]
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()
+
+    def _repr_html_(self) -> str:
+        return f"<div><p><b>{html.escape(repr(self)[1:-1])}</b></p>{self.to_svg()}</div>"
+
+
+def _flow_title(flow: GradientFlow) -> str:
+    return repr(flow)[1:-1]
+
+
+_SEVERITY = {"nan": 0, "inf": 1, "finite": 2, "zero": 3, "none": 4}
+
+
+def _severity(measure: tuple[str, float]) -> tuple[int, float]:
+    """Sort key of ``(status, norm)``: NaN first, then Inf, then the largest finite norm."""
+    status, norm = measure
+    return _SEVERITY[status], -norm if status == "finite" else 0.0
+
+
+def _norm_text(status: str, norm: float) -> str:
+    return {"nan": "NaN", "inf": "Inf", "none": "-", "zero": "0"}.get(status) or f"{norm:.2g}"
 
 
 def _dot_char(ch: str) -> str:
@@ -324,4 +620,4 @@ def trace(fun: Callable, *args: Any) -> Graph:
     return Graph.of(outputs, [v for v in leaves if type(v) is Node], bp)
 
 
-__all__ = ["Graph", "trace"]
+__all__ = ["GradientFlow", "Graph", "trace"]

@@ -74,7 +74,9 @@ class Block:
     Subclasses say how the block changes the value (:meth:`change`).
     """
 
-    __slots__ = ("_before", "_below", "_pushed", "_stack_token", "_value_token")
+    # ``_depth``, not the stack tuple the block pushed: that tuple holds the block, and
+    # a cycle would leave every block (and its graph) to the cycle collector.
+    __slots__ = ("_before", "_below", "_depth", "_stack_token", "_value_token")
 
     def change(self, value: Any) -> Any:
         raise NotImplementedError
@@ -104,7 +106,7 @@ class ContextStack:
         below = self.blocks.get()
         value = block.change(before)
         pushed = below + (block,)
-        block._before, block._below, block._pushed = before, below, pushed
+        block._before, block._below, block._depth = before, below, len(pushed)
         try:
             block._stack_token = self.blocks.set(pushed)
             block._value_token = self.var.set(value)
@@ -115,7 +117,9 @@ class ContextStack:
 
     def exit(self, block: Block, what: str) -> None:
         blocks = self.blocks.get()
-        if blocks is block._pushed:  # in order: every later block has ended
+        # In order: every later block has ended (a block ended out of order shortens
+        # the stack, so the length and the top tell it from this block's own push).
+        if len(blocks) == block._depth and blocks[-1] is block:
             try:
                 self.var.reset(block._value_token)
                 self.blocks.reset(block._stack_token)
@@ -220,7 +224,15 @@ def _summary(value: Any, width: int = 60) -> str:
 
 
 class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
-    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError)."""
+    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.require_grad(numpy.ones(2)).value = None
+    ... except fg.FrozenNodeError as exc:
+    ...     print(exc)
+    Node is immutable: cannot set 'value'
+    """
 
     def __init__(self, message: str):
         AttributeError.__init__(self, message)
@@ -461,7 +473,8 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             f"cannot differentiate with respect to a {type(x).__module__}.{type(x).__name__}: "
             "pass a plain array (numpy.asarray(m), or m.filled(value) for a masked array)"
         )
-    if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)):
+    if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)) or (
+            type(x) in backend.WEAK_TYPES):
         x = float_array(x, "require_grad")
     elif type(x) is complex:
         x = numpy.asarray(x)  # complex128
@@ -486,6 +499,8 @@ def float_array(x: float, where: str) -> numpy.ndarray:
     >>> float_array(2, 'grad')
     array(2.)
     """
+    if type(x) in backend.WEAK_TYPES:  # a traced Python float (fg.replay): recorded
+        return backend.namespace(x).asarray(x, dtype=numpy.float64)
     try:
         return numpy.asarray(x, dtype=numpy.float64)
     except OverflowError:

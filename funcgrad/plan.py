@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import drawing
+from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import _dot_str, _short
 from .tracer import EFFECT, GUARD, Slot, Tape
 
@@ -371,7 +373,7 @@ class Plan:
     """A recorded flat program: inputs, steps, guards, outputs (see the module docstring).
 
     ``str(plan)`` lists the steps with the slots each reads, writes and frees;
-    :meth:`to_dot` draws it; Jupyter shows it as a table.  ``signature``
+    :meth:`to_dot` and :meth:`to_svg` draw it; Jupyter shows the drawing.  ``signature``
     describes the inputs it was traced for, ``guards`` the guards in order.
     """
 
@@ -388,7 +390,13 @@ class Plan:
         self._blank: list = []
         self._outs: list = []
         self._compiled: Callable | None = None
+        # fnp.random generators the plan draws from and does not make: put back as they
+        # were when a guard fails, so that the plan run next draws what eager would.
+        self._held = held_generators(tape.entries)
         self.hits = 0
+        # What the function read besides its arguments (funcgrad.reads.World), or None:
+        # checked before each replay.
+        self.world: Any = None
 
     # -- building ---------------------------------------------------------------
     def _schedule(self) -> tuple[list[int], list, dict, int, dict]:
@@ -488,6 +496,8 @@ class Plan:
     # -- running ----------------------------------------------------------------
     def run(self, inputs: list) -> list:
         """The output leaves for new ``inputs`` (raw arrays, in the traced order)."""
+        if self._held:
+            return self._run_drawing(inputs)
         compiled = self._compiled
         if compiled is not None:
             return compiled(*inputs)
@@ -497,6 +507,30 @@ class Plan:
         for step in self._steps:
             step(e)
         return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+
+    def _run_drawing(self, inputs: list) -> list:
+        """:meth:`run`, the generators it draws from restored if a guard fails (the draws
+        made before the guard are drawn again by the plan that runs instead)."""
+        locks = generator_locks(self._held)
+        for lock in locks:
+            lock.acquire()
+        try:
+            saved = save_generators(self._held)
+            try:
+                if self._compiled is not None:
+                    return self._compiled(*inputs)
+                if self._steps is None:
+                    self._build()
+                e = inputs + self._blank
+                for step in self._steps:
+                    step(e)
+                return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+            except GuardFailed:
+                restore_generators(self._held, saved)
+                raise
+        finally:
+            for lock in reversed(locks):
+                lock.release()
 
     def compile(self) -> bool:
         """Compile the plan into one straight-line function (locals, no environment list).
@@ -661,7 +695,58 @@ class Plan:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
+    def to_svg(self) -> str:
+        """The plan drawn as an SVG document, with funcgrad's own layout (no Graphviz needed).
+
+        A box per step (a diamond per guard, grey for in-place steps, a double
+        outline for outputs), an arrow per slot from its writer to each reader.
+        Plans of more than ``drawing.MAX_NODES`` steps are condensed as graphs are.
+
+        >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+        >>> f = fg.replay(fg.grad(lambda x: fnp.sum(fnp.sin(x))))
+        >>> _ = f(numpy.ones(2))
+        >>> f.plans[0].to_svg().startswith("<svg")
+        True
+        """
+        boxes, edges, kinds, writer = [], [], [], {}
+        for k in range(self.n_inputs):
+            shape, dtype = self._meta[k]
+            boxes.append(drawing.Box([f"%{k} input", f"{shape} {dtype}"], fill="#dbe8f6"))
+            kinds.append("input")
+            writer[k] = k
+        outs = {o for o in self.outputs if type(o) is int}
+        for s in self.steps:
+            me = len(boxes)
+            if s.kind == "guard":
+                boxes.append(drawing.Box([s.op, s.args[:40]], shape="diamond", fill="#fde9c8"))
+            else:
+                boxes.append(drawing.Box([f"{s.index} {s.op}", f"{s.shape} {s.dtype}"],
+                                      double=bool(outs & set(s.outputs)),
+                                      fill="#eeeeee" if s.kind == "in-place" else "#ffffff"))
+            kinds.append(s.op)
+            edges += [(writer[r], me, f"%{r}") for r in s.inputs if r in writer]
+            for o in s.outputs:
+                writer[o] = me
+        if len(boxes) > drawing.MAX_NODES or drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
+            groups, gedges, _ = drawing.condense(kinds, [e[:2] for e in edges])
+            if len(groups) > drawing.MAX_CONDENSED:
+                counts: dict = {}
+                for k in kinds:
+                    counts[k] = counts.get(k, 0) + 1
+                return drawing.summary_card(self._summary(), sorted(
+                    counts.items(), key=lambda kv: (-kv[1], kv[0])), "its commonest steps:")
+            boxes = [drawing.Box([kind if n == 1 else f"{kind} \u00d7{n}"])
+                     for kind, n, _ in groups]
+            edges = gedges
+        return drawing.render(boxes, edges, title=self._summary())
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()
+
     def _repr_html_(self) -> str:
+        return self._html(self.to_svg())
+
+    def _html(self, svg: str) -> str:
         rows = self._table()
         esc = html.escape
         head = "".join(f"<th>{esc(c)}</th>" for c in rows[0])
@@ -671,8 +756,9 @@ class Plan:
                 body.append(f"<tr><td colspan='{len(r)}'>... {len(rows) - 1 - k} more</td></tr>")
                 break
             body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>")
-        return (f"<div><p><b>{esc(self._summary())}</b></p><table class='funcgrad-plan'>"
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+        return (f"<div><p><b>{esc(self._summary())}</b></p>{svg}<details><summary>steps"
+                f"</summary><table class='funcgrad-plan'><thead><tr>{head}</tr></thead><tbody>"
+                f"{''.join(body)}</tbody></table></details></div>")
 
 
 def _as_tuple(out: Any) -> tuple:

@@ -42,7 +42,9 @@ from .node import _ACTIVE, Node, make_node
 # raised by one of funcgrad's own primitives, each becomes the documented error
 # that fits, naming the primitive and describing its arguments.  A user
 # primitive's errors are the user's own and pass unchanged.
-_FOREIGN = (AttributeError, LookupError, ArithmeticError, RuntimeError, numpy.ma.MAError)
+# MemoryError too: a result too large to allocate is a ValueError naming its size.
+_FOREIGN = (AttributeError, LookupError, ArithmeticError, RuntimeError, MemoryError,
+            numpy.ma.MAError)
 
 
 def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> Any:

@@ -3,7 +3,8 @@
 ``replay(fun)`` wraps any function -- a loss, ``fg.value_and_grad(loss)``,
 ``fg.hessian(f)``, a ``grad`` of a ``grad``.  The first call with a given
 *signature* (the arguments' pytree structure, each array's type, shape, dtype
-and device, and the value of every argument that is not an array) runs
+and device, the type and value of each int, bool, string and static argument;
+arrays and floats are dynamic, any other argument is refused) runs
 ``fun`` eagerly on recording arrays (:mod:`funcgrad.tracer`) and keeps the
 :class:`~funcgrad.plan.Plan` it recorded: the forward primitives, the backward
 rules and the folds' sums as one straight list of raw-array calls.  Later
@@ -15,8 +16,11 @@ A replay is never silently stale: wherever traced data reached Python during
 the trace (``if loss > 0``, ``int(n)``, ``float(x)``, ``.item()``, a shape
 that depends on data, a NaN check of :func:`fg.debug_nans`), the plan
 recomputes the value and compares; a difference traces again, and the cache
-keeps both plans.  What no guard can capture -- ``print`` or ``repr`` of a
-traced value, ``numpy.asarray`` of one, random numbers drawn inside ``fun`` --
+keeps both plans.  What the function reads besides its arguments -- arrays and
+names of its closure and globals, attributes -- is watched between calls
+(:mod:`funcgrad.reads`): a change traces again.  What no guard can capture --
+``print`` or ``repr`` of a traced value, ``numpy.asarray`` of one, random
+numbers drawn inside ``fun``, a clock, a file read --
 raises :class:`~funcgrad.tracer.ReplayError` (or, with ``fallback=True``, runs
 eagerly).
 
@@ -33,22 +37,30 @@ ReplayStats(calls=2, hits=1, traces=1, retraces=0, eager=0, evictions=0, plans=1
 
 from __future__ import annotations
 
-import ctypes
 import functools
+import inspect
+import os
 import random
+import sys
+import threading
 import types
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy
+import optree
 
 from . import backend, tree
+from .draws import RandomWatch
 from .errors import FuncgradTypeError, ReplayError
 from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
 from .node import Node
+from .numpy import random as fnp_random
 from .plan import GuardFailed, Plan, same
+from .reads import snapshot
 from .tracer import Tape, current_tape, is_traced
 
 
@@ -82,7 +94,8 @@ class Replayed:
     """A function that traces once per signature and replays the plan (see :func:`replay`)."""
 
     def __init__(self, fun: Callable, max_plans: int = 16, fallback: bool = False,
-                 compile_after: int | None = 32):
+                 compile_after: int | None = 32, static_argnums: Any = (),
+                 static_argnames: Any = ()):
         if not callable(fun):
             raise FuncgradTypeError(f"replay() needs a callable, got {type(fun).__name__}")
         if not isinstance(max_plans, int) or isinstance(max_plans, bool) or max_plans < 1:
@@ -96,32 +109,42 @@ class Replayed:
         self.max_plans = max_plans
         self.fallback = bool(fallback)
         self.compile_after = compile_after
+        self._params = _parameters(fun)
+        self._static = _Statics(static_argnums, static_argnames, self._params)
         # signature -> list of plans (most recently used first), or _EAGER
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._n_plans = 0
+        self._n_eager = 0
         self._counts = {"calls": 0, "hits": 0, "traces": 0, "retraces": 0, "eager": 0,
                         "evictions": 0}
         self._warned = False
+        # One lock for the cache and the counters: plans run outside it, so that
+        # threads replay at once, and a trace holds it only to store its plan.
+        self._lock = threading.Lock()
 
     # -- the counters and the plans ------------------------------------------------
     @property
     def stats(self) -> ReplayStats:
         """A snapshot of the counters (:class:`ReplayStats`)."""
-        return ReplayStats(**self._counts, plans=self._n_plans)
+        with self._lock:
+            return ReplayStats(**self._counts, plans=self._n_plans)
 
     @property
     def plans(self) -> tuple[Plan, ...]:
         """The plans held, most recently used first."""
         found = []
-        for plans in reversed(self._cache.values()):
-            if plans is not _EAGER:
-                found += plans
+        with self._lock:
+            for plans in reversed(self._cache.values()):
+                if plans is not _EAGER:
+                    found += plans
         return tuple(found)
 
     def clear(self) -> None:
         """Drop every plan (the counters stay)."""
-        self._cache.clear()
-        self._n_plans = 0
+        with self._lock:
+            self._cache.clear()
+            self._n_plans = 0
+            self._n_eager = 0
 
     def __repr__(self) -> str:
         return f"<replay of {getattr(self.fun, '__qualname__', self.fun)!r}: {self.stats}>"
@@ -131,52 +154,124 @@ class Replayed:
 
     # -- a call ------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        counts = self._counts
-        counts["calls"] += 1
         if _HOOKS.get():  # hooks watch each backward step: a plan has none
             return self._eager(args, kwargs)
-        key, inputs, treedef, leaves = _signature(args, kwargs)
+        static = self._static
+        if static.any:
+            dyn_args, dyn_kwargs, static_key = static.split(args, kwargs)
+        else:
+            dyn_args, dyn_kwargs, static_key = args, kwargs, ()
+        key, inputs, treedef, leaves = _signature(dyn_args, dyn_kwargs, self)
         if key is None:  # Node arguments, or inside another trace: a plain call
             if current_tape() is not None:
+                with self._lock:
+                    self._counts["calls"] += 1
                 return self.fun(*args, **kwargs)
             return self._eager(args, kwargs)
-        key = (key, debugging_nans())
-        plans = self._cache.get(key)
+        key = (key, static_key, debugging_nans())
+        lock = self._lock
+        with lock:
+            counts = self._counts
+            counts["calls"] += 1
+            plans = self._cache.get(key)
+            if plans is _EAGER:
+                self._cache.move_to_end(key)
+                counts["eager"] += 1
+            elif plans:
+                plan = plans[0]
         if plans is _EAGER:
-            self._cache.move_to_end(key)
-            return self._eager(args, kwargs)
+            return self.fun(*args, **kwargs)
         retrace = False
         if plans:
-            plan = plans[0]
-            while True:
-                if plan.hits == self.compile_after:  # once per plan: it has been hot
-                    plan.compile()
+            # The common case first: the plan used last holds.
+            world = plan.world
+            if (world is None or world.holds()) and plan.hits != self.compile_after:
                 try:
                     leaves_out = plan.run(inputs)
                 except GuardFailed as failed:
-                    plan = _other_plan(plans, plan, failed)
-                    if plan is None:
-                        retrace = True
-                        break
-                    continue
-                self._cache.move_to_end(key)
-                if plans[0] is not plan:
-                    plans.remove(plan)
-                    plans.insert(0, plan)
-                counts["hits"] += 1
-                plan.hits += 1
+                    with lock:
+                        plans = tuple(plans)
+                    plan, leaves_out = self._run(plans, inputs, (plan, failed))
+                except Exception:  # noqa: BLE001  (the eager call raises eager's error)
+                    plan = _FAILED
+                else:
+                    with lock:
+                        counts["hits"] += 1
+                        plan.hits += 1
+                        cache = self._cache
+                        if plans and plans[0] is plan and cache.get(key) is plans:
+                            cache.move_to_end(key)
+                        else:  # evicted or reordered meanwhile (another thread)
+                            self._cache_hit(key, plan)
+                    return tree.unflatten(plan.out_treedef, leaves_out)
+            else:
+                with lock:
+                    plans = tuple(plans)
+                plan, leaves_out = self._run(plans, inputs)
+            if plan is _FAILED:  # an error inside the plan: eager's own error, eagerly
+                with lock:
+                    counts["eager"] += 1
+                return self.fun(*args, **kwargs)
+            if plan is not None:
+                with lock:
+                    counts["hits"] += 1
+                    plan.hits += 1
+                    self._cache_hit(key, plan)
                 return tree.unflatten(plan.out_treedef, leaves_out)
+            retrace = True
         return self._trace(key, args, kwargs, inputs, treedef, leaves, retrace)
 
+    def _run(self, plans: tuple, inputs: list, first: tuple | None = None) -> tuple:
+        """``(plan, output leaves)`` of the first plan whose world and guards hold;
+        ``(None, None)`` if none does; ``(_FAILED, None)`` if a step raised.  ``first``:
+        the plan already tried and the guard that failed in it."""
+        tried: list = []
+        plan = None
+        if first is not None:
+            tried.append(first[0])
+            plan = _other_plan(plans, first[0], first[1], tried)
+        else:
+            for p in plans:
+                w = p.world
+                if w is None or w.holds():
+                    plan = p
+                    break
+        while plan is not None:
+            if plan.hits == self.compile_after:  # once per plan: it has been hot
+                plan.compile()
+            try:
+                return plan, plan.run(inputs)
+            except GuardFailed as failed:
+                tried.append(plan)
+                plan = _other_plan(plans, plan, failed, tried)
+            except Exception:  # noqa: BLE001  (the eager call raises eager's error)
+                return _FAILED, None
+        return None, None
+
+    def _cache_hit(self, key: Any, plan: Plan) -> None:
+        """``plan`` answered: its signature and itself most recently used (lock held)."""
+        plans = self._cache.get(key)
+        if plans and plans is not _EAGER:
+            self._cache.move_to_end(key)
+            if plans[0] is not plan and plan in plans:
+                plans.remove(plan)
+                plans.insert(0, plan)
+
     def _eager(self, args: tuple, kwargs: dict) -> Any:
-        self._counts["eager"] += 1
+        with self._lock:
+            self._counts["calls"] += 1
+            self._counts["eager"] += 1
         return self.fun(*args, **kwargs)
 
     def _trace(self, key, args, kwargs, inputs, treedef, leaves, retrace) -> Any:
-        counts = self._counts
-        counts["traces"] += 1
-        if retrace:
-            counts["retraces"] += 1
+        with self._lock:
+            counts = self._counts
+            counts["traces"] += 1
+            if retrace:
+                counts["retraces"] += 1
+        static = self._static
+        roots = [self.fun, *static.values(args, kwargs)] if static.any else [self.fun]
+        before = snapshot(roots)
         tape = Tape(self.fallback)
         inputs_at = iter(tape.input(v) for v in inputs)
         if treedef is None:  # the fast signature: positional arrays only
@@ -185,10 +280,17 @@ class Replayed:
             dynamic = _dynamic_mask(leaves)
             wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
             traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
-        rngs = _random_state(self.fun, leaves if treedef is not None else ())
+            if static.any:
+                traced_args, traced_kwargs = static.join(traced_args, traced_kwargs, args,
+                                                         kwargs)
+        rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
         watch_token = _HOOK_WATCH.set(watch)
+        opened: list = []
+        opened_token = _opening(opened)
+        moved = None
         try:
+            rng_watch.start()
             with tape.active():
                 out = self.fun(*traced_args, **traced_kwargs)
             out_leaves, out_def = tree.flatten(out)
@@ -206,81 +308,190 @@ class Replayed:
                         "fg.replay: the function returned a funcgrad Node; replay functions "
                         "that return arrays (wrap the combinator, as in "
                         "fg.replay(fg.grad(f)), not the reverse)")
+                elif not _plain_output(leaf):
+                    raise ReplayError(
+                        f"fg.replay: the function returned a {type(leaf).__qualname__}, which "
+                        "is not a pytree of arrays: a replay would return the trace's own "
+                        "object at every call. Return arrays, numbers, or containers of them, "
+                        "or register the class as a pytree (fg.tree.register_dataclass, "
+                        "fg.tree.register_node)")
                 else:
                     template.append(leaf)
                     values.append(leaf)
         finally:
             tape.open = False
             _HOOK_WATCH.reset(watch_token)
+            _OPENED.reset(opened_token)
+            moved = rng_watch.stop()
         why = None
         if watch:
             why = "hooks"  # documented: run eagerly, quietly
         elif tape.tainted:
             why = tape.tainted
-        else:
-            moved = _random_moved(rngs)
-            if moved:
+        elif before.clocks or opened:
+            what = (f"read the clock {before.clocks[0]}" if before.clocks else
+                    f"opened the file {opened[0]!r}")
+            if not self.fallback:
+                raise ReplayError(
+                    f"fg.replay: the function {what} while it was traced; a plan would keep "
+                    "what it read at every call. Read it outside and pass it in as an "
+                    "argument, or pass fallback=True to fg.replay to run such calls eagerly")
+            why = what
+        elif moved:
+            if not self.fallback:
+                raise ReplayError(
+                    f"fg.replay: the function drew random numbers from {moved} while it was "
+                    "traced; a plan would repeat those numbers at every call. Draw them with "
+                    "fnp.random (also fg.random: NumPy's API and numbers, whose draws are "
+                    "steps of the plan), or outside the function and pass them in, or pass "
+                    "fallback=True to fg.replay to run such calls eagerly")
+            why = moved
+        if why is None:
+            changed = before.changed(strict=True)
+            if changed is not None:
                 if not self.fallback:
                     raise ReplayError(
-                        f"fg.replay: the function drew random numbers from {moved} while it "
-                        "was traced; a plan would repeat those numbers at every call. Draw "
-                        "them outside and pass them in as arguments, or pass fallback=True "
-                        "to fg.replay to run such calls eagerly")
-                why = moved
+                        f"fg.replay: the function changed {changed} while it was traced; a "
+                        "plan cannot redo that, and would read the changed value at every "
+                        "call. Pass it in as an argument and return its new value, or pass "
+                        "fallback=True to fg.replay to run such calls eagerly")
+                why = changed
         if why is not None:
             self._store(key, _EAGER)
         else:
-            self._store(key, Plan(tape, template, out_def, _describe(inputs)))
+            plan = Plan(tape, template, out_def, _describe(inputs))
+            world = snapshot(roots)
+            plan.world = world if len(world) else None
+            n_bytes = sum(row[0].nbytes for row in world.arrays)
+            if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
+                warnings.warn(
+                    f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
+                    f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
+                    "which every call checks for changes; pass large or many values as "
+                    "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=3)
+            self._store(key, plan)
         return tree.unflatten(out_def, values)
 
     def _store(self, key: Any, plan: Any) -> None:
-        if plan is _EAGER:
-            old = self._cache.pop(key, None)
-            if old and old is not _EAGER:
-                self._n_plans -= len(old)
-            self._cache[key] = _EAGER
-            return
-        plans = self._cache.get(key)
-        if not plans or plans is _EAGER:
-            plans = self._cache[key] = []
-        plans.insert(0, plan)
-        self._cache.move_to_end(key)
-        self._n_plans += 1
-        while self._n_plans > self.max_plans:
-            self._evict()
+        with self._lock:
+            cache = self._cache
+            old = cache.get(key)
+            if plan is _EAGER:
+                if old is not _EAGER:
+                    if old:
+                        self._n_plans -= len(old)
+                    self._n_eager += 1
+                cache[key] = _EAGER
+                cache.move_to_end(key)
+                while self._n_eager > self.max_plans:  # the eager entries are bounded too
+                    self._evict(eager=True)
+                return
+            if not old or old is _EAGER:
+                if old is _EAGER:
+                    self._n_eager -= 1
+                old = cache[key] = []
+            old.insert(0, plan)
+            cache.move_to_end(key)
+            self._n_plans += 1
+            while self._n_plans > self.max_plans:
+                self._evict()
+            warn = self._counts["evictions"] >= self.max_plans and not self._warned
+            self._warned = self._warned or warn
+        if warn:  # outside the lock: a warning filter may read f.stats
+            warnings.warn(
+                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): {self.max_plans} plans "
+                "evicted; the function keeps tracing (a guard such as float() of data "
+                "changes at most calls, the argument signatures vary, or a closed-over or "
+                "global value it reads keeps changing): see f.plans and f.stats",
+                ReplayWarning, stacklevel=4)
 
-    def _evict(self) -> None:
+    def _evict(self, eager: bool = False) -> None:
+        """Drop the least recently used plan (or eager entry); the lock is held."""
         for key, plans in self._cache.items():  # least recently used signature first
-            if plans is _EAGER:
+            if (plans is _EAGER) is not eager:
                 continue
+            if eager:
+                del self._cache[key]
+                self._n_eager -= 1
+                return
             plans.pop()
             if not plans:
                 del self._cache[key]
             break
         self._n_plans -= 1
         self._counts["evictions"] += 1
-        if self._counts["evictions"] >= self.max_plans and not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): {self.max_plans} plans "
-                "evicted; the function keeps tracing (a guard such as float() of data "
-                "changes at most calls, or the argument signatures vary): see f.plans and "
-                "f.stats",
-                ReplayWarning, stacklevel=3)
+
+
+_FAILED = object()  # a step of the plan raised
+# Beyond these, watching what a function reads besides its arguments costs more than a
+# fraction of a millisecond per call: a warning says so, once per trace.
+WATCH_WARN_PLACES = 10_000
+WATCH_WARN_BYTES = 1 << 26
+
+# Files opened while a trace runs in this context (an audit hook, installed once).
+_OPENED: ContextVar[list | None] = ContextVar("funcgrad_replay_opened", default=None)
+_HOOK_INSTALLED: list = []
+_NOT_DATA = (".py", ".pyc", ".so", ".pyd", ".pth", ".dylib")  # imports, not data
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open":
+        opened = _OPENED.get()
+        if opened is not None and len(args) == 3 and _reads_old_data(args[1], args[2]):
+            path = args[0]
+            if isinstance(path, (str, bytes)) and not os.fsdecode(path).endswith(_NOT_DATA):
+                opened.append(os.fsdecode(path))
+            elif isinstance(path, int):  # os.fdopen, a descriptor
+                opened.append(f"file descriptor {path}")
+
+
+def _reads_old_data(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` (builtin ``mode``, or ``os.open``'s ``flags``) can read what the
+    file held before the call: a file written, created anew or emptied cannot (writing
+    is a side effect, as ``print`` is: done when the function is traced)."""
+    if isinstance(mode, str):
+        return "r" in mode or ("a" in mode and "+" in mode)
+    if not isinstance(flags, int):
+        return True
+    if flags & os.O_ACCMODE == os.O_WRONLY or flags & os.O_TRUNC:
+        return False
+    return not (flags & os.O_CREAT and flags & os.O_EXCL)
+
+
+def _opening(opened: list) -> Any:
+    if not _HOOK_INSTALLED:
+        with _INSTALL_LOCK:
+            if not _HOOK_INSTALLED:
+                sys.addaudithook(_audit)
+                _HOOK_INSTALLED.append(True)
+    return _OPENED.set(opened)
+
+
+_INSTALL_LOCK = threading.Lock()
 
 
 def replay(fun: Callable | None = None, *, max_plans: int = 16, fallback: bool = False,
-           compile_after: int | None = 32) -> Any:
+           compile_after: int | None = 32, static_argnums: Any = (),
+           static_argnames: Any = ()) -> Any:
     """``fun``, traced once per input signature and replayed as a flat plan afterwards.
 
+    - Arguments: arrays, Python floats and NumPy floating scalars are dynamic
+      (a new value runs the plan again), pytrees of them too (tuples, lists,
+      dicts, classes registered with :func:`fg.tree.register_dataclass`);
+      Python ints, bools, strings and None are part of the signature, by type
+      and value.  ``static_argnums`` / ``static_argnames`` name arguments that
+      are part of the signature as they are (hashable: a config, a flag...).
+      Any other argument raises ``TypeError`` at the first call, naming it.
     - ``max_plans``: the most plans kept (all signatures together); the least
       recently used goes first.  ``f.stats`` counts calls, hits, traces,
-      retraces (a guard changed), eager calls and evictions; ``f.plans`` lists
-      the plans (inspectable: ``str``, ``to_dot()``, Jupyter).
+      retraces (a guard changed, or a value read from the closure or globals),
+      eager calls and evictions; ``f.plans`` lists the plans (inspectable:
+      ``str``, ``to_dot()``, Jupyter).
     - ``fallback``: what to do with a function a plan cannot replay (it prints
       or converts a traced value, draws random numbers): raise
       :class:`~funcgrad.tracer.ReplayError` (False), or run it eagerly at
-      every call of that signature (True).
+      every call of that signature (True; at most ``max_plans`` such
+      signatures are remembered).
     - ``compile_after``: once a plan has been replayed this many times, compile
       it into one straight-line function, which saves the dispatch of each step
       (0: before its first replay; None: never).  Compiling costs about as much
@@ -290,24 +501,119 @@ def replay(fun: Callable | None = None, *, max_plans: int = 16, fallback: bool =
     replay is tracing, ``fun`` simply runs.  Active :func:`fg.hooks` (or hooks
     given to ``fg.backprop`` inside ``fun``) make the call eager: hooks watch
     every backward step, and a plan has none.  Works as a decorator, with or
-    without arguments.
+    without arguments; one replayed function may be called from many threads.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> @fg.replay
-    ... def step(w, x):
-    ...     return fg.grad(lambda w: fnp.mean((x @ w) ** 2))(w)
-    >>> step(numpy.ones(2), numpy.eye(2))
-    array([1., 1.])
+    ... def step(w, x, lr):
+    ...     return w - lr * fg.grad(lambda w: fnp.mean((x @ w) ** 2))(w)
+    >>> step(numpy.ones(2), numpy.eye(2), 0.5)
+    array([0.5, 0.5])
+    >>> step(numpy.ones(2), numpy.eye(2), 0.25), step.stats.traces   # a new lr: no new trace
+    (array([0.75, 0.75]), 1)
     """
+    def make(f: Callable) -> Replayed:
+        return Replayed(f, max_plans, fallback, compile_after, static_argnums, static_argnames)
+
     if fun is None:
-        return lambda f: Replayed(f, max_plans, fallback, compile_after)
-    return Replayed(fun, max_plans, fallback, compile_after)
+        return make
+    return make(fun)
 
 
 # -- signatures -------------------------------------------------------------------
 
 
-def _signature(args: tuple, kwargs: dict) -> tuple:
+_STATIC = object()  # where a static argument was, in the arguments flattened
+
+
+def _parameters(fun: Callable) -> list[str] | None:
+    """The names of ``fun``'s positional parameters (None when they cannot be read)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+class _Statics:
+    """``static_argnums`` and ``static_argnames``, each known by both (JAX's rule)."""
+
+    def __init__(self, nums: Any, names: Any, params: list[str] | None):
+        nums = (nums,) if isinstance(nums, int) else tuple(nums)
+        names = (names,) if isinstance(names, str) else tuple(names)
+        for n in nums:
+            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+                raise FuncgradTypeError(
+                    f"replay: static_argnums must be ints >= 0, got {n!r}")
+        for n in names:
+            if not isinstance(n, str):
+                raise FuncgradTypeError(f"replay: static_argnames must be strings, got {n!r}")
+        nums_set, names_set = set(nums), set(names)
+        for i, p in enumerate(params or ()):
+            if p in names_set:
+                nums_set.add(i)
+            if i in nums_set:
+                names_set.add(p)
+        self.nums = frozenset(nums_set)
+        self.names = frozenset(names_set)
+        self.any = bool(self.nums or self.names)
+
+    def split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple]:
+        nums, names = self.nums, self.names
+        key = []
+        dyn_args = list(args)
+        for i in sorted(nums):
+            if i < len(args):
+                key.append((i, _static_key(args[i], f"static argument {i}")))
+                dyn_args[i] = _STATIC
+        dyn_kwargs = dict(kwargs)
+        for k in sorted(names & kwargs.keys()):
+            key.append((k, _static_key(kwargs[k], f"static argument {k!r}")))
+            dyn_kwargs[k] = _STATIC
+        return tuple(dyn_args), dyn_kwargs, tuple(key)
+
+    def values(self, args: tuple, kwargs: dict) -> list:
+        return ([a for i, a in enumerate(args) if i in self.nums]
+                + [v for k, v in kwargs.items() if k in self.names])
+
+    def join(self, traced_args: tuple, traced_kwargs: dict, args: tuple,
+             kwargs: dict) -> tuple[tuple, dict]:
+        """The traced arguments with the static ones put back."""
+        out_args = tuple(args[i] if i in self.nums else a for i, a in enumerate(traced_args))
+        out_kwargs = {k: kwargs[k] if k in self.names else v for k, v in traced_kwargs.items()}
+        return out_args, out_kwargs
+
+
+def _static_key(v: Any, what: str) -> Any:
+    """A key of ``v`` for the signature: by type and value, signed zeros and NaNs told
+    apart (``0.0 == -0.0`` would make two signatures one)."""
+    try:
+        hash(v)
+    except TypeError:
+        raise FuncgradTypeError(
+            f"replay: {what} (a {type(v).__name__}) is not hashable; a static argument is "
+            "part of the signature and must be hashable (a tuple rather than a list, a "
+            "frozen dataclass...)") from None
+    return _value_key(v)
+
+
+def _value_key(v: Any) -> Any:
+    t = type(v)
+    if t is float:
+        return (t, v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, numpy.generic):
+        return (t, v.tobytes())
+    if t is tuple or t is frozenset:
+        return (t, tuple(_value_key(o) for o in v))
+    return (t, v)
+
+
+_STATIC_LEAVES = frozenset({int, bool, str, bytes, type(None), complex})
+
+
+def _signature(args: tuple, kwargs: dict, replayed: Replayed) -> tuple:
     """``(key, inputs, treedef, leaves)``; key None when the call must simply run."""
     if not kwargs:  # fast path: NumPy arrays as the positional arguments
         sig = []
@@ -322,146 +628,163 @@ def _signature(args: tuple, kwargs: dict) -> tuple:
     inputs = []
     for i, leaf in enumerate(leaves):
         t = type(leaf)
-        if t is Node or is_traced(leaf):
+        if t is numpy.ndarray:
+            sig.append((t, leaf.shape, leaf.dtype))
+            inputs.append(leaf)
+        elif t is float:  # dynamic, as in JAX
+            sig.append(t)
+            inputs.append(leaf)
+        elif t in _STATIC_LEAVES:
+            sig.append(_value_key(leaf))
+        elif leaf is _STATIC:
+            sig.append(None)
+        elif t is Node or is_traced(leaf):
             return None, None, None, None
-        if _is_input(t):
+        elif isinstance(leaf, numpy.generic):
+            if leaf.dtype.kind in "fc":  # NumPy floating scalars are dynamic
+                sig.append((t, leaf.dtype))
+                inputs.append(leaf)
+            elif leaf.dtype.kind in "biu":
+                sig.append(_value_key(leaf))
+            else:
+                raise _refused(replayed, args, kwargs, i, leaf)
+        elif isinstance(leaf, numpy.ndarray):
+            # A subclass (numpy.matrix, a masked array): its arithmetic is not an
+            # array's; the eager call handles it (or refuses it) as it does.
+            return None, None, None, None
+        elif backend._lookup(t) is not None:
             sig.append((t, leaf.shape, leaf.dtype, backend.device_of(leaf)))
             inputs.append(leaf)
-            continue
-        try:
-            hash(leaf)
-        except TypeError:
-            raise FuncgradTypeError(
-                f"replay: argument leaf {i} (a {t.__name__}) is neither an array nor hashable; "
-                "non-array arguments are part of the signature and must be hashable"
-            ) from None
-        sig.append((t, leaf))
+        elif _by_identity(t):
+            sig.append(_Identity(leaf))
+        else:
+            raise _refused(replayed, args, kwargs, i, leaf)
+    orders = _dict_orders(args, kwargs)
+    if orders:
+        sig.append(orders)
     return tuple(sig), inputs, treedef, leaves
 
 
-def _is_input(t: type) -> bool:
-    """Arrays are inputs; NumPy scalars, like Python numbers, are values of the signature."""
-    return t is numpy.ndarray or (not issubclass(t, numpy.generic)
-                                  and backend._lookup(t) is not None)
+def _dict_orders(args: tuple, kwargs: dict) -> tuple:
+    """The key order of every dict in the arguments: pytrees of dicts that differ only in
+    it have equal structures, but eager results (gradients) follow it."""
+    found: list = []
+    stack = list(args)
+    stack.extend(kwargs.values())
+    while stack:
+        o = stack.pop()
+        t = type(o)
+        if t is dict:
+            found.append(tuple(o))
+            stack.extend(o.values())
+        elif t is list or t is tuple:
+            stack.extend(o)
+    return tuple(found)
+
+
+def _by_identity(t: type) -> bool:
+    """Arguments in the signature by identity: ``fnp.random``'s generators (their draws
+    are steps of the plan, made from the generator the call was traced with)."""
+    return issubclass(t, fnp_random._Drawing)
+
+
+class _Identity:
+    """A signature entry equal only to itself's object (and keeping it alive)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Identity and other.obj is self.obj
+
+
+_GENERATORS = (numpy.random.Generator, numpy.random.RandomState, numpy.random.BitGenerator,
+               random.Random)
+
+
+def _refused(replayed: Replayed, args: tuple, kwargs: dict, index: int, leaf: Any) -> Exception:
+    """The TypeError for an argument that is neither dynamic nor a signature value."""
+    where = f"argument leaf {index}"
+    try:
+        paths = optree.tree_flatten_with_path((args, kwargs), namespace=tree.NAMESPACE)[0]
+        path = paths[index]
+    except Exception:  # noqa: BLE001  (a message only)
+        path = None
+    if path:
+        params = replayed._params or []
+        if path[0] == 0 and len(path) > 1:
+            pos = path[1]
+            name = params[pos] if isinstance(pos, int) and pos < len(params) else None
+            where = f"argument {pos}" + (f" ({name!r})" if name else "")
+            rest = path[2:]
+        else:
+            where = f"argument {path[1]!r}" if len(path) > 1 else "an argument"
+            rest = path[2:]
+        if rest:
+            where += " at " + "".join(f"[{p!r}]" for p in rest)
+    kind = type(leaf).__qualname__
+    fun = getattr(replayed.fun, "__qualname__", "fun")
+    if isinstance(leaf, _GENERATORS):
+        owner = "a NumPy" if isinstance(leaf, _GENERATORS[:3]) else "a Python"
+        return ReplayError(
+            f"fg.replay({fun}): {where} is {owner} {kind}: a plan would repeat its draws at "
+            "every call. Draw with fnp.random (also fg.random: NumPy's API and numbers, "
+            "whose draws are steps of the plan) and pass its generator, or draw outside and "
+            "pass the numbers in")
+    return FuncgradTypeError(
+        f"fg.replay({fun}): {where} is a {kind}, which a plan cannot follow: it is neither an "
+        "array, a number, a string, nor a registered pytree, and what it holds could change "
+        f"between calls unseen. Either register {kind} as a pytree "
+        f"(fg.tree.register_dataclass({kind}) or fg.tree.register_node), so that its arrays "
+        "are inputs of the plan, or declare the argument static (fg.replay(..., "
+        "static_argnums=..., static_argnames=...)), so that it is part of the signature")
+
+
+def _plain_output(leaf: Any) -> bool:
+    """Leaves a replay can return again: numbers, strings, None, arrays (copied)."""
+    t = type(leaf)
+    return (t in _STATIC_LEAVES or t is float or isinstance(leaf, (numpy.ndarray, numpy.generic))
+            or backend._lookup(t) is not None)
 
 
 def _dynamic_mask(leaves: list) -> list[bool]:
-    return [_is_input(type(v)) for v in leaves]
+    return [_is_input(v) for v in leaves]
+
+
+def _is_input(v: Any) -> bool:
+    t = type(v)
+    if t is numpy.ndarray or t is float:
+        return True
+    if isinstance(v, numpy.generic):
+        return v.dtype.kind in "fc"
+    return (t not in _STATIC_LEAVES and v is not _STATIC and not isinstance(v, numpy.ndarray)
+            and backend._lookup(t) is not None)
 
 
 def _describe(inputs: list) -> str:
-    return ", ".join(f"{getattr(a, 'dtype', '?')}{tuple(getattr(a, 'shape', ()))}"
+    return ", ".join("float" if type(a) is float else
+                     f"{getattr(a, 'dtype', '?')}{tuple(getattr(a, 'shape', ()))}"
                      for a in inputs)
 
 
-def _other_plan(plans: list, failed_plan: Plan, failed: GuardFailed) -> Plan | None:
-    """The plan traced where the failed guard gave ``failed.observed`` (same guards before)."""
+def _other_plan(plans: tuple, failed_plan: Plan, failed: GuardFailed,
+                tried: list) -> Plan | None:
+    """The plan traced where the failed guard gave ``failed.observed`` (same guards before),
+    whose world holds, not tried yet."""
     k = failed.ordinal
     prefix = failed_plan.guard_values[:k]
     for plan in plans:
         g = plan.guard_values
-        if plan is not failed_plan and len(g) > k and same(g[k], failed.observed) and all(
+        if plan not in tried and len(g) > k and same(g[k], failed.observed) and all(
             same(a, b) for a, b in zip(g[:k], prefix, strict=True)
-        ):
+        ) and (plan.world is None or plan.world.holds()):
             return plan
     return None
-
-
-# -- random numbers: what a plan cannot replay ----------------------------------------
-
-
-def _random_state(fun: Callable, leaves: Any) -> list:
-    """Snapshots of the random generators a call may draw from: NumPy's and Python's
-    global ones, and generators among the arguments or reachable from ``fun``."""
-    found: dict[int, Any] = {}
-    for leaf in leaves or ():
-        _collect_rngs(leaf, found, 0)
-    _collect_rngs(fun, found, 0)
-    states = [("numpy.random (the global generator)", None, _np_global_state()),
-              ("Python's random module", None, random.getstate())]
-    for g in found.values():
-        states.append((_rng_name(g), g, _rng_state(g)))
-    return states
-
-
-def _random_moved(states: list) -> str | None:
-    for name, g, before in states:
-        if g is None:
-            now = _np_global_state() if name.startswith("numpy") else random.getstate()
-        else:
-            now = _rng_state(g)
-        if before != now:
-            return name
-    return None
-
-
-def _np_global_state() -> Any:
-    return _rng_state(numpy.random.mtrand._rand)
-
-
-def _rng_state(g: Any) -> Any:
-    """Where generator ``g`` stands: its bit generator's state (read cheaply for MT19937,
-    whose full state copies 624 words: its position in them, through NumPy's ctypes view)."""
-    bits = g.bit_generator if isinstance(g, numpy.random.Generator) else g._bit_generator
-    if type(bits) is numpy.random.MT19937:
-        address = bits.ctypes.state_address
-        key = ctypes.c_uint32.from_address(address)  # changes when the key is refilled
-        return (ctypes.c_int.from_address(address + 624 * 4).value, key.value)
-    return bits.state
-
-
-def _rng_name(g: Any) -> str:
-    return f"a {type(g).__name__}"
-
-
-_RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState)
-
-
-def _collect_rngs(obj: Any, found: dict, depth: int) -> None:
-    """Generators in ``obj``: itself, or (for functions) their closures, defaults, the
-    globals they name, wrapped functions and partials, a few levels deep."""
-    if isinstance(obj, _RNG_TYPES):
-        found[id(obj)] = obj
-        return
-    if depth > 4:
-        return
-    if isinstance(obj, functools.partial):
-        for o in (obj.func, *obj.args, *obj.keywords.values()):
-            _collect_rngs(o, found, depth + 1)
-        return
-    if isinstance(obj, Replayed):
-        _collect_rngs(obj.fun, found, depth + 1)
-        return
-    code = getattr(obj, "__code__", None)
-    if code is None:
-        wrapped = getattr(obj, "__wrapped__", None) or getattr(obj, "fun", None)
-        if wrapped is not None and callable(wrapped):
-            _collect_rngs(wrapped, found, depth + 1)
-        return
-    for cell in getattr(obj, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if isinstance(value, _RNG_TYPES) or callable(value):
-            _collect_rngs(value, found, depth + 1)
-    for value in getattr(obj, "__defaults__", None) or ():
-        if isinstance(value, _RNG_TYPES):
-            found[id(value)] = value
-    glob = getattr(obj, "__globals__", {})
-    for name in code.co_names:
-        value = glob.get(name)
-        if isinstance(value, _RNG_TYPES):
-            found[id(value)] = value
-        elif isinstance(value, types.FunctionType) and value.__module__ not in _OURS:
-            _collect_rngs(value, found, depth + 1)
-    wrapped = getattr(obj, "__wrapped__", None)
-    if wrapped is not None:
-        _collect_rngs(wrapped, found, depth + 1)
-
-
-_OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
-                   "funcgrad.forward", "funcgrad.nn"})
 
 
 __all__ = ["ReplayError", "ReplayStats", "ReplayWarning", "Replayed", "replay"]

@@ -36,9 +36,11 @@ allows it, is marked unreplayable and finishes eagerly.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import os
 import sys
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -76,8 +78,12 @@ class Slot:
     def of(cls, k: int) -> Slot:
         made = cls._made
         if len(made) <= k:  # made in blocks: one slot rarely comes alone
-            made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
+            with _SLOTS_LOCK:  # two threads extending at once would number them wrong
+                made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
         return made[k]
+
+
+_SLOTS_LOCK = threading.Lock()
 
 
 _MARKS = Slot._made
@@ -90,7 +96,7 @@ def caller() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_HERE) and name != "<funcgrad plan step>":
+        if not name.startswith(_HERE) and not name.startswith("<funcgrad"):
             return f"{os.path.basename(name)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
@@ -136,10 +142,12 @@ class Tape:
         return t
 
     def input(self, v: Any) -> Traced:
-        """The next input slot, holding the caller's array ``v``."""
+        """The next input slot, holding the caller's array ``v`` (or Python float)."""
         if self.n != len(self.inputs):
             raise RuntimeError("inputs come before every step")
         self.inputs.append(v)
+        if type(v) is float:
+            return _number(self, v)
         return self.new(v)
 
     @property
@@ -190,6 +198,10 @@ class Tape:
             return None
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
+        if t is float:  # a Python float made from traced data: traced itself, like the input
+            k = len(self.meta)
+            self.entries.append((CALL, fn, targs, tkw, k, name))
+            return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
@@ -412,6 +424,24 @@ METADATA = frozenset({
     "may_share_memory", "shares_memory", "get_array_module", "get_printoptions",
     "errstate", "iinfo", "finfo", "dtype", "common_type", "ndarray",
 })
+# Functions whose result's shape depends on the values of their data, whatever its dtype
+# (a float array's unique values, its nonzero entries, the bins of its histogram): their
+# shapes are guarded.  Shapes that integer or boolean data decides (counts, indices,
+# masks) are guarded wherever such data goes (see _suspect).
+DATA_SHAPED = frozenset({
+    "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "nonzero",
+    "flatnonzero", "argwhere", "compress", "extract", "trim_zeros", "setdiff1d",
+    "intersect1d", "union1d", "setxor1d", "histogram", "histogram_bin_edges", "histogramdd",
+    "histogram2d", "roots",
+})
+
+
+def _data_shaped(name: str, args: tuple) -> bool:
+    """Whether a call of ``name`` on ``args`` makes a shape from data: one of DATA_SHAPED,
+    or ``where`` given its condition alone (which is ``nonzero``)."""
+    return name in DATA_SHAPED or (name == "where" and len(args) == 1)
+
+
 # Methods that change their array in place.
 _IN_PLACE_METHODS = frozenset({"fill", "sort", "resize", "put", "itemset", "partition",
                                "setfield", "setflags", "byteswap"})
@@ -515,7 +545,8 @@ class Traced:
         name = func.__name__
         if name in METADATA:
             return func(*_split(args, self.tape)[0], **_split_kw(kwargs, self.tape)[0])
-        return self.tape.call(func, args, kwargs, name, _suspect(args) or _suspect(kwargs))
+        return self.tape.call(func, args, kwargs, name,
+                              _data_shaped(name, args) or _suspect(args) or _suspect(kwargs))
 
 
 def _record_effect(tape: Tape, fn, args, kwargs, name):
@@ -556,7 +587,7 @@ def _method(name: str) -> Callable:
             tape._check_target(self, f".{name}()")
             return _record_effect(tape, unbound, (self, *args), kwargs, f".{name}")
         return tape.call(unbound, (self, *args), kwargs, f".{name}",
-                         _suspect(args) or _suspect(kwargs))
+                         name in DATA_SHAPED or _suspect(args) or _suspect(kwargs))
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -720,6 +751,73 @@ def _as_array(a: Traced) -> Any:
     return a
 
 
+class TracedNumber(Traced):
+    """A Python float under trace (an argument, or computed from one): dynamic, as in JAX.
+
+    Its raw value stays a Python float, so that NumPy promotes it as it promotes
+    the float of an eager call (a weak scalar: ``float32_array * lr`` stays
+    float32); arithmetic and ``funcgrad.numpy`` functions record steps, and
+    what reads it for Python (``bool``, ``int``, ``float``, ``round``...) is a guard.
+    """
+
+    __slots__ = ()
+
+    real = property(lambda self: self.tape.call(_REAL, (self,), None, ".real"))
+    imag = property(lambda self: self.tape.call(_IMAG, (self,), None, ".imag"))
+
+    def __round__(self, ndigits=None):
+        args = (self,) if ndigits is None else (self, ndigits)
+        return self.tape.call(round, args, None, "round")
+
+    def __trunc__(self):
+        return self.tape.call(math.trunc, (self,), None, "trunc")
+
+    def __floor__(self):
+        return self.tape.call(math.floor, (self,), None, "floor")
+
+    def __ceil__(self):
+        return self.tape.call(math.ceil, (self,), None, "ceil")
+
+    def __rdivmod__(self, other):
+        return self.tape.call(divmod, (other, self), None, "divmod")
+
+    def __array__(self, dtype=None, copy=None):
+        # NumPy converting the number (numpy.float32(lr)): its value, guarded, as float()
+        value = self.tape.guard(float, self, self.v, "numpy conversion")
+        return numpy.asarray(value, dtype=dtype)
+
+
+_REAL = operator.attrgetter("real")
+_IMAG = operator.attrgetter("imag")
+_FLOAT64 = numpy.dtype(numpy.float64)
+
+
+def _number(tape: Tape, v: float) -> TracedNumber:
+    """A TracedNumber holding the Python float ``v`` in the next slot."""
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = object.__new__(TracedNumber)
+    meta = tape.meta
+    k = len(meta)
+    t.v = v
+    t.tape = tape
+    t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
+    t.shape = ()
+    t.dtype = _FLOAT64
+    meta.append(((), _FLOAT64))
+    return t
+
+
+def _register_number() -> None:
+    for name in ("as_integer_ratio", "conjugate", "hex", "is_integer"):
+        setattr(TracedNumber, name, _method(name))
+    backend.register_namespace(TracedNumber, Recorder(numpy, "replay(float)"),
+                               absorbs_numpy=True, as_array=_as_array)
+    backend.WEAK_TYPES.add(TracedNumber)
+    register_runner(TracedNumber, _run_primitive)
+    _TRACED.add(TracedNumber)
+
+
 def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, kind=CALL) -> Traced:
     """The step that made ``value``, one new array: recorded, and ``value`` traced.
 
@@ -758,11 +856,12 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
         value = impl(v)
         if type(value) in _NUMPY_ARRAYS:
-            check = (a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
-                     and not _elementwise(prim.numpy_impl))
+            check = ((a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
+                      and not _elementwise(prim.numpy_impl)) or prim.name in DATA_SHAPED)
             return _emit(a.tape, impl, (a.mark,), None, value, prim.name, check)
         return a.tape.result(impl, (a.mark,), None, value, prim.name,
-                             a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+                             (a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+                             or prim.name in DATA_SHAPED)
     if len(args) == 2 and not kwargs:  # binary: a traced value and a constant, or two
         a, b = args
         ta, tb = type(a), type(b)
@@ -782,7 +881,7 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                     else prim.impl)
             value = impl(av, bv)
             check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(
-                prim.numpy_impl) and _suspect(args))
+                prim.numpy_impl) and _suspect(args)) or prim.name in DATA_SHAPED
             if type(value) in _NUMPY_ARRAYS:
                 return _emit(tape, impl, (am, bm), None, value, prim.name, check)
             return tape.result(impl, (am, bm), None, value, prim.name, check)
@@ -819,7 +918,8 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     # A shape that data decides is guarded: non-elementwise steps given integer or
     # boolean traced data (indices, masks, counts).
     check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(prim.numpy_impl)
-             and (_suspect(args) or (kwargs and _suspect(kwargs))))
+             and (_suspect(args) or (kwargs and _suspect(kwargs)))) or _data_shaped(
+                 prim.name, args)
     if type(value) in _NUMPY_ARRAYS:
         return _emit(tape, impl, targs, tkw, value, prim.name, check)
     return tape.result(impl, targs, tkw, value, prim.name, check)
@@ -868,7 +968,8 @@ def _recording(fn: Callable, name: str) -> Callable:
         tape = _TAPE.get()
         if tape is None:
             raise ReplayError(_closed_message())
-        check = not elementwise and (_suspect(args) or _suspect(kwargs))
+        check = not elementwise and (_data_shaped(name, args) or _suspect(args)
+                                     or _suspect(kwargs))
         return tape.call(fn, args, kwargs, name, check)
 
     call.__name__ = name
@@ -886,6 +987,7 @@ def current_tape() -> Tape | None:
 
 
 traced_class(numpy.ndarray)
+_register_number()
 
 
 __all__ = ["ReplayError", "Slot", "Tape", "Traced", "is_traced", "traced_class"]

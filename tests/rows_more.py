@@ -58,21 +58,19 @@ def distinct(rng, dtype, shapes):
 
 
 def spectrum(rng, dtype, shapes):
-    """Square matrices whose lower triangle is symmetric with eigenvalues 1.2 apart
-    (plus noise), and arbitrary numbers above the diagonal (which eigh with
-    UPLO='L' does not read; the row's finite differences see that too)."""
+    """Symmetric matrices with eigenvalues 1.2 apart (plus noise).  eigh's gradient is
+    symmetric (JAX's convention), so its rows symmetrize their input (:func:`_sym`):
+    finite differences in every direction then see the same function."""
     (s,) = shapes
     n, batch = s[-1], s[:-2]
     w = 1.2 * np.arange(n) - 0.6 * n + 0.2 * rng.random(batch + (n,))
     v = _orthogonal(rng, batch, n)
-    sym = (v * w[..., None, :]) @ np.swapaxes(v, -1, -2)
-    return (np.tril(sym) + np.triu(rng.standard_normal(s), 1),)
+    return ((v * w[..., None, :]) @ np.swapaxes(v, -1, -2),)
 
 
 def spectrum_upper(rng, dtype, shapes):
-    """As :func:`spectrum`, for UPLO='U': the upper triangle holds the matrix."""
-    (a,) = spectrum(rng, dtype, shapes)
-    return (np.swapaxes(a, -1, -2),)
+    """As :func:`spectrum`, for UPLO='U' (the same matrices: they are symmetric)."""
+    return spectrum(rng, dtype, shapes)
 
 
 def singular(rng, dtype, shapes):
@@ -106,14 +104,18 @@ def _t(x):
     return fnp.swapaxes(x, -1, -2)
 
 
+def _sym(a):
+    return (a + _t(a)) / 2
+
+
 def _eigh_function(a, uplo="L"):
     """``sin(A)`` = v diag(sin w) v^T: independent of the eigenvectors' signs."""
-    w, v = la.eigh(a, UPLO=uplo)
+    w, v = la.eigh(_sym(a), UPLO=uplo)
     return fnp.matmul(v * fnp.expand_dims(fnp.sin(w), -2), _t(v))
 
 
 def _eigvec_squares(a):
-    v = la.eigh(a)[1]
+    v = la.eigh(_sym(a))[1]
     return v * v
 
 
@@ -208,7 +210,8 @@ SHAPE = [
 ]
 
 LINALG = [
-    Row("linalg.eigh", lambda a: la.eigh(a)[0], id="values", make=spectrum, shapes=SQUARE),
+    Row("linalg.eigh", lambda a: la.eigh(_sym(a))[0], id="values", make=spectrum,
+        shapes=SQUARE),
     Row("linalg.eigh", _eigh_function, id="function", make=spectrum, shapes=SQUARE),
     Row("linalg.eigh", _eigvec_squares, id="vector-squares", make=spectrum,
         shapes=[((3, 3),), ((2, 2, 2),)]),

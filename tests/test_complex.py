@@ -225,17 +225,24 @@ def test_table_row_in_complex_directions(row, shapes):
 
 
 @pytest.mark.parametrize("uplo", ["L", "U"])
-def test_eigh_reads_one_triangle_of_a_complex_matrix(uplo):
-    """NumPy's eigh reads the UPLO triangle (and the diagonal's real part): the
-    derivatives are those of that function, for any complex perturbation."""
+def test_eigh_of_a_complex_matrix_follows_the_hermitian_convention(uplo):
+    """NumPy's eigh reads the UPLO triangle; the derivatives are JAX's: a tangent acts
+    through its Hermitian part, and the gradient is Hermitian."""
     rng = np.random.default_rng(5)
     (a,) = ct._hermitian(rng, "complex128", ((3, 3),))
     noise = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
-    a = a + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1))  # in the unread half
-    fg.check_grads(lambda a: fnp.linalg.eigh(a, UPLO=uplo)[0], (a,), order=2)
-    w = fnp.linalg.eigh(a, UPLO=uplo)[0]
+    b = a + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1))  # in the unread half
+    w = fnp.linalg.eigh(b, UPLO=uplo)[0]
     assert w.dtype == np.float64
-    np.testing.assert_allclose(w, np.linalg.eigh(a, UPLO=uplo)[0])
+    np.testing.assert_allclose(w, np.linalg.eigh(a)[0])
+    c = np.array([0.3, -1.0, 2.0])
+    g = fg.grad(lambda m: fnp.sum(fnp.linalg.eigh(m, UPLO=uplo)[0] * c))(a)
+    np.testing.assert_allclose(g, np.conj(g.T), atol=1e-12)
+    herm = lambda m: (m + fnp.conj(fnp.swapaxes(m, -1, -2))) / 2  # noqa: E731
+    np.testing.assert_allclose(
+        g, fg.grad(lambda m: fnp.sum(fnp.linalg.eigh(herm(m), UPLO=uplo)[0] * c))(a),
+        atol=1e-12)
+    fg.check_grads(lambda m: fnp.linalg.eigh(herm(m), UPLO=uplo)[0], (a,), order=2)
 
 
 def test_complex64_table_subset():

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +44,40 @@ import funcgrad.numpy as fnp
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
+
+
+class _QuietAutograd:
+    """autograd's ``grad``, ``jacobian`` and ``hessian``, without one expected warning.
+
+    A linear program's gradient does not depend on theta, so differentiating it again
+    makes autograd warn "Output seems independent of input", though its zero derivative
+    is the right reference.  That warning, from these calls only, is silenced here, at
+    its source; the test's own body is unchanged (Hypothesis derandomizes by it).
+    """
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        transform = getattr(self._module, name)
+        if name not in ("grad", "jacobian", "hessian"):
+            return transform
+
+        def quiet(fun, *args, **kwargs):
+            derivative = transform(fun, *args, **kwargs)
+
+            def call(*a, **kw):
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "Output seems independent of input",
+                                            UserWarning)
+                    return derivative(*a, **kw)
+
+            return call
+
+        return quiet
+
+
+autograd = _QuietAutograd(autograd)
 
 EXAMPLES = int(os.environ.get("FUNCGRAD_DIFFTEST_EXAMPLES", "1000"))
 REPORT = os.environ.get("FUNCGRAD_DIFFTEST_REPORT")
@@ -420,6 +455,9 @@ def _shape_of(op, shapes):
     """The output shape of ``op`` on operands of ``shapes``, or None if it does not apply."""
     if op.name == "einsum" and not _einsum_sizes_agree(op.params["spec"], shapes):
         return None
+    if op.name in ("var", "std"):  # the shape of a sum; a moment of too few values warns
+        op = Op("sum", op.operands, {"axis": op.params["axis"],
+                                     "keepdims": op.params["keepdims"]})
     try:
         with np.errstate(all="ignore"):
             out = apply(np, op, *[np.full(s, 0.3) for s in shapes])

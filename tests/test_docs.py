@@ -69,12 +69,33 @@ def _public(module) -> set[str]:
 # The reference documents each module's public names; submodules get pages of
 # their own, and the constants (plain floats and None) are described in prose.
 REFERENCE = [
-    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "tree", "dask"}),
-    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "pi", "e", "inf", "nan", "newaxis"}),
+    (fg, "funcgrad", _public(fg) - {"nn", "numpy", "optim", "tree", "dask", "random"}),
+    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "random", "pi", "e", "inf", "nan",
+                                            "newaxis"}),
+    (fnp.random, "funcgrad.numpy.random", _public(fnp.random)),
     (fnp.linalg, "funcgrad.numpy.linalg", _public(fnp.linalg)),
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
+    (fg.optim, "funcgrad.optim", _public(fg.optim)),
 ]
+if importlib.util.find_spec("scipy") is not None:  # API.md §10
+    import funcgrad.scipy.optimize
+    import funcgrad.scipy.sparse.linalg
+
+    REFERENCE += [
+        (funcgrad.scipy.optimize, "funcgrad.scipy.optimize", _public(funcgrad.scipy.optimize)),
+        (funcgrad.scipy.sparse.linalg, "funcgrad.scipy.sparse.linalg",
+         _public(funcgrad.scipy.sparse.linalg)),
+    ]
+
+import funcgrad.scipy.special
+import funcgrad.scipy.stats
+
+REFERENCE.append((fg.scipy.special, "funcgrad.scipy.special", _public(fg.scipy.special)))
+REFERENCE += [(getattr(fg.scipy, m), f"funcgrad.scipy.{m}", _public(getattr(fg.scipy, m)))
+              for m in ("linalg", "integrate", "signal")]
+REFERENCE += [(getattr(fg.scipy.stats, d), f"funcgrad.scipy.stats.{d}",
+               _public(getattr(fg.scipy.stats, d))) for d in fg.scipy.stats.__all__]
 if importlib.util.find_spec("dask") is not None:  # fg.dask needs Dask (an extra)
     REFERENCE.append((fg.dask, "funcgrad.dask", _public(fg.dask)))
 DIRECTIVE = re.compile(r"^\.\. (?:auto)?(?:function|class|data|exception):: ([\w.]+)", flags=re.MULTILINE)

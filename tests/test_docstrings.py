@@ -23,8 +23,26 @@ MODULES = {
     "funcgrad": fg,
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
+    "funcgrad.numpy.random": fnp.random,
     "funcgrad.nn": fg.nn,
+    "funcgrad.optim": fg.optim,
 }
+try:  # API.md §10 (SciPy is a dependency; funcgrad.scipy is imported on its own)
+    import funcgrad.scipy.optimize
+    import funcgrad.scipy.sparse.linalg
+
+    MODULES["funcgrad.scipy.optimize"] = funcgrad.scipy.optimize
+    MODULES["funcgrad.scipy.sparse.linalg"] = funcgrad.scipy.sparse.linalg
+except ImportError:
+    pass
+
+import funcgrad.scipy
+
+MODULES["funcgrad.scipy.special"] = fg.scipy.special
+MODULES.update({f"funcgrad.scipy.{m}": getattr(fg.scipy, m)
+                for m in ("linalg", "integrate", "signal")})
+MODULES.update({f"funcgrad.scipy.stats.{d}": getattr(fg.scipy.stats, d)
+                for d in fg.scipy.stats.__all__})
 TREE = ["flatten", "unflatten", "flatten_up_to", "tree_map"]  # fg.tree's documented names
 
 

@@ -24,6 +24,7 @@ HIERARCHY = [
     (errors.FuncgradStateError, RuntimeError),
     (fg.ReplayError, TypeError),
     (errors.FuncgradIndexError, IndexError),
+    (fg.FrozenNodeError, AttributeError),
 ]
 
 

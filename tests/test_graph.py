@@ -190,11 +190,17 @@ def test_repr_is_short(g):
     assert repr(g) == "<Graph: 2 inputs, 1 output, 11 nodes>"
 
 
-def test_no_svg_without_graphviz(monkeypatch, g):
+def test_svg_without_graphviz_is_funcgrads_own_drawing(monkeypatch, g):
     monkeypatch.setattr(shutil, "which", lambda cmd: None)
-    assert g._repr_svg_() is None
+    svg = g._repr_svg_()
+    assert svg.startswith("<svg") and svg.count("class='node'") == len(g)
     bundle = g._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html"}
+    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml"}
+    assert bundle["image/svg+xml"] == svg and svg in bundle["text/html"]
+    with pytest.raises(fg.FuncgradStateError, match="dot program"):
+        g.to_svg(engine="dot")
+    with pytest.raises(fg.FuncgradValueError, match="engine"):
+        g.to_svg(engine="neato")
 
 
 def test_svg_with_graphviz(monkeypatch, g):
@@ -218,7 +224,8 @@ def test_svg_with_graphviz(monkeypatch, g):
     assert "<svg>drawn</svg>" in bundle["text/html"] and "<table" in bundle["text/html"]
     assert len(calls) == 2  # one dot run per display
     monkeypatch.setattr(graph_module, "SVG_MAX_NODES", 3)
-    assert g._repr_svg_() is None
+    assert "class='node'" in g._repr_svg_()  # too large for dot: funcgrad's layout
+    assert g.to_svg(engine="dot") == "<svg>drawn</svg>"  # unless asked for
 
 
 def test_svg_failure_falls_back(monkeypatch, g):
@@ -231,7 +238,9 @@ def test_svg_failure_falls_back(monkeypatch, g):
 
     monkeypatch.setitem(sys.modules, "graphviz", types.SimpleNamespace(Source=Source))
     monkeypatch.setattr(shutil, "which", lambda cmd: "/usr/bin/dot")
-    assert g._repr_svg_() is None
+    assert "class='node'" in g._repr_svg_()  # dot failed: funcgrad's own layout
+    with pytest.raises(subprocess.CalledProcessError):
+        g.to_svg(engine="dot")
 
 
 def test_ipython_displays_html(g):

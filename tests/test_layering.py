@@ -26,6 +26,7 @@ LAYERS = {
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
+    "funcgrad.numpy.random": 4,  # fnp.random, also fg.random
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
     "funcgrad.combinators": 6,
@@ -34,9 +35,16 @@ LAYERS = {
     "funcgrad.checks": 6,
     "funcgrad.tracer": 6,
     "funcgrad.plan": 6,
+    "funcgrad.reads": 6,
     "funcgrad.replay": 6,
+    "funcgrad.draws": 6,  # fnp.random's draws as plan steps; other generators refused
+    "funcgrad.transforms": 6,  # linearize, elementwise_grad
+    "funcgrad.implicit": 6,  # custom_root, custom_linear_solve
+    "funcgrad.scipy": 7,  # module or package
+    "funcgrad.drawing": 6,  # SVG drawings of graphs and plans, no Graphviz needed
     "funcgrad.nn": 7,  # module or package
     "funcgrad.demo": 7,
+    "funcgrad.optim": 7,  # sgd, momentum, adam, rmsprop: init/update over pytrees
     "funcgrad.dask": 7,  # fg.dask: data-parallel gradients on a Dask cluster
     "funcgrad": 7,  # __init__: re-exports only
     "funcgrad.__main__": 7,

@@ -29,7 +29,15 @@ FUNCGRAD = {
     "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay", "ReplayError",
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
+    "random",  # API.md §8: fg.random is fnp.random
 }
+FUNCGRAD |= {"custom_jvp", "linearize", "elementwise_grad"}  # API.md §3 (issue 18)
+FUNCGRAD |= {"custom_root", "custom_linear_solve"}  # API.md §10 (issue 20)
+# API.md §9: every error class a message or the docs name; §4: with_gradients' result.
+FUNCGRAD |= {"FuncgradValueError", "FuncgradTypeError", "FuncgradIndexError",
+             "FuncgradStateError", "FrozenNodeError", "GradientFlow", "optim"}
+OPTIM = {"sgd", "momentum", "adam", "rmsprop", "apply_updates", "Optimizer", "SgdState",
+         "MomentumState", "AdamState", "RmsPropState"}  # API.md §10
 
 # API.md §2.
 FNP = {
@@ -47,16 +55,29 @@ FNP = {
     "diag", "diagonal", "vstack", "hstack", "sort", "floor", "ceil", "round", "all", "any",
     "triu", "tril", "pad", "roll", "meshgrid", "cross",
 }
-FNP |= {"astype", "getitem", "index_add", "index_update", "isinf"}  # exported extras
+FNP |= {"astype", "getitem", "index_add", "index_update", "isinf", "at"}  # exported extras
 FNP |= {"real", "imag", "conj", "conjugate", "angle"}  # complex parts (issue 19)
 
 LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
+# API.md §8: numpy.random's names (its classes, bit generators, legacy functions).
+RANDOM = {"Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64DXSM",
+          "Philox", "default_rng", "ranf", "sample"} | {
+    n for n in dir(np.random.RandomState) if not n.startswith("_") and n != "tomaxint"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
       "softmax_cross_entropy"}
 
+import funcgrad.scipy.optimize  # API.md §10
+import funcgrad.scipy.sparse.linalg
+
 MODULES = [
-    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "tree", "dask"}, id="funcgrad"),
-    pytest.param(fnp, FNP, {"linalg"}, id="funcgrad.numpy"),
+    pytest.param(funcgrad.scipy.optimize, {"minimize"}, set(), id="funcgrad.scipy.optimize"),
+    pytest.param(funcgrad.scipy.sparse.linalg, {"cg", "gmres", "bicgstab"}, set(),
+                 id="funcgrad.scipy.sparse.linalg"),
+    pytest.param(fg, FUNCGRAD, {"nn", "numpy", "optim", "random", "tree", "dask"},
+                 id="funcgrad"),
+    pytest.param(fg.optim, OPTIM, set(), id="funcgrad.optim"),
+    pytest.param(fnp, FNP | {"random"}, {"linalg", "random"}, id="funcgrad.numpy"),
+    pytest.param(fnp.random, RANDOM, set(), id="funcgrad.numpy.random"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
     pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),
 ]

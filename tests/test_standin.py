@@ -236,6 +236,45 @@ def _vjp_with(fun, *args):
 COMBINATORS = _combinator_cases()
 
 
+def _implicit_cases():
+    """custom_jvp, linearize, elementwise_grad, custom_root, custom_linear_solve (issues 18, 20)."""
+
+    @fg.custom_jvp
+    def soft(x):
+        return fnp.log1p(fnp.exp(x))
+
+    soft.defjvp(lambda p, t: (soft(p[0]), t[0] * fg.nn.sigmoid(p[0])))
+
+    def newton(f, x):
+        for _ in range(30):
+            x = x - f(x) / fg.elementwise_grad(f)(x)
+        return x
+
+    def root(a):  # x^3 + x = a, entrywise
+        return fg.custom_root(lambda x: x ** 3 + x - a, fnp.zeros_like(a), newton,
+                              lambda g, y: fnp.linalg.solve(fg.jacobian(g)(y), y))
+
+    def lsolve(x, y):
+        A = x @ y + 3.0 * fnp.eye(3, like=x)
+        return fg.custom_linear_solve(lambda v: A @ v, y[0], lambda mv, b: fnp.linalg.solve(
+            fg.value_of(A), b), lambda vm, b: fnp.linalg.solve(fg.value_of(A).T, b))
+
+    return {
+        "custom_jvp": lambda x, y: fg.grad(lambda a: fnp.sum(soft(a) * y[:, 0]))(x),
+        "custom_jvp-jvp": lambda x, y: fg.jvp(soft, (x,), (fnp.cos(x),)),
+        "custom_jvp-order2": lambda x, y: fg.hessian(lambda a: fnp.sum(soft(a)))(x),
+        "linearize": lambda x, y: fg.linearize(_vec, x, y)[1](fnp.cos(x), fnp.sin(y)),
+        "elementwise_grad": lambda x, y: fg.elementwise_grad(lambda a: fnp.tanh(a) * a)(x),
+        "custom_root": lambda x, y: fg.jacobian(root)(y[0]),
+        "custom_root-order2": lambda x, y: fg.hessian(lambda a: fnp.sum(root(a)))(y[0]),
+        "custom_linear_solve": lambda x, y: fg.grad(lambda a, b: fnp.sum(lsolve(a, b) ** 2),
+                                                    argnums=(0, 1))(x, y),
+    }
+
+
+COMBINATORS.update(_implicit_cases())
+
+
 def _xy(dtype):
     rng = np.random.default_rng(7)
     return (rng.standard_normal((3, 2)).astype(dtype), rng.standard_normal((2, 3)).astype(dtype))
@@ -385,6 +424,11 @@ def test_trace_and_graph_display_on_the_device(standin):
     # the graph folds like any other, on the device
     grads = fg.backprop(g.outputs, g.inputs, backprop_id=g.backprop_id)
     assert_same([grads[n] for n in g.inputs], list(fg.grad(_f, argnums=(0, 1))(*_xy("float64"))))
+    # and its gradient flow is measured and drawn on the device too
+    flow = g.with_gradients()
+    assert all(type(flow.gradients[n]) is standin.StrictArray for n in g.inputs)
+    assert {flow.status(n) for n in g} <= {"finite", "zero"} and "<svg" in flow.to_svg()
+    assert "class='node'" in g.to_svg(engine="funcgrad")
 
 
 # --- indexing with index arrays ------------------------------------------------------

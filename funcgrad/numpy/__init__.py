@@ -18,7 +18,7 @@ True
 from math import e, inf, nan, pi
 from types import ModuleType as _ModuleType
 
-from . import linalg
+from . import linalg, random
 from .comparison import (
     all,
     any,
@@ -141,6 +141,7 @@ from .shape import (
     triu,
     vstack,
 )
+from .updates import at
 
 # isort: split
 # Installed after every function above exists: Node's operators call them.
@@ -176,7 +177,8 @@ newaxis = None
 # not part of ``fnp``'s face) and private names.
 __all__ = [
     _name for _name, _value in sorted(globals().items())
-    if not _name.startswith("_") and (_name == "linalg" or not isinstance(_value, _ModuleType))
+    if not _name.startswith("_") and (_name in ("linalg", "random")
+                                     or not isinstance(_value, _ModuleType))
 ]
 
 

@@ -15,6 +15,7 @@ comparisons, indexing), its NumPy-style methods (``.sum()``, ``.reshape()``,
 
 from __future__ import annotations
 
+import sys
 from types import FunctionType
 
 import numpy
@@ -82,8 +83,38 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"funcgrad Node: == and != between Nodes compare identity; for elementwise "
             f"comparison use fnp.{name}(a, b)"
         )
-    what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
+    home = _ufunc_home(ufunc)
+    what = f"{home}.{name}" if method == "__call__" else f"{home}.{name}.{method}"
+    if home != "numpy":
+        raise _scipy_call_error(what, name)
     raise _numpy_call_error(what, name)
+
+
+def _ufunc_home(ufunc) -> str:
+    """Where a ufunc lives, for messages: ``numpy``, ``scipy.special``, or its own name."""
+    name = ufunc.__name__
+    if getattr(numpy, name, None) is ufunc:
+        return "numpy"
+    special = sys.modules.get("scipy.special")  # a SciPy ufunc was imported from there
+    if special is not None and getattr(special, name, None) is ufunc:
+        return "scipy.special"
+    return "the ufunc"
+
+
+# SciPy special functions that fg.nn already has, under its own names.
+_NN_TWINS = {"expit": "fg.nn.sigmoid(x)", "log_expit": "-fg.nn.softplus(-x)"}
+
+
+def _scipy_call_error(what: str, name: str) -> NodeConversionError:
+    twin = _NN_TWINS.get(name)
+    special = f"funcgrad.scipy.special.{name}"
+    hint = (f"use {twin} (or {special}) instead, which is differentiable" if twin else
+            f"use {special}(...) where funcgrad has it (funcgrad.scipy.special: SciPy's "
+            f"special functions, differentiable), compose it from fnp functions, or make it "
+            f"a primitive with fg.primitive and fg.defvjp")
+    return NodeConversionError(
+        f"{what} was called on a funcgrad Node inside a differentiated function: {hint}"
+    )
 
 
 # NumPy functions that read only a Node's metadata, never its numbers: allowed.

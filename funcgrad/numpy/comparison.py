@@ -100,8 +100,8 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``numpy.any``: whether some element (over ``axis``) is true; plain data.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> fnp.any(fg.require_grad(numpy.array([0.0, 2.0])))
-    np.True_
+    >>> bool(fnp.any(fg.require_grad(numpy.array([0.0, 2.0]))))
+    True
     """
     v = raw(a)
     return xp_of(v).any(v, axis=axis, keepdims=keepdims)

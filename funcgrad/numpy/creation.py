@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..backend import WEAK_TYPES
 from ..primitive import holds_node
 from ._core import Node, raw, xp_of
 
@@ -61,8 +62,8 @@ def _differentiable(obj, dtype):
     leaves = _leaves(obj, [])
     xp = xp_of(*(raw(v) for v in leaves if not isinstance(v, (int, float, complex))))
     if dtype is None:
-        dtype = xp.result_type(*(v if isinstance(v, (int, float, complex)) else v.dtype
-                                 for v in leaves))
+        dtype = xp.result_type(*(v if isinstance(v, (int, float, complex)) else
+                                 0.0 if type(v) in WEAK_TYPES else v.dtype for v in leaves))
     return _build(obj, xp, numpy.dtype(dtype))
 
 

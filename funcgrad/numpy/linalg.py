@@ -13,11 +13,12 @@ Notes on the derivatives:
   for ``logabsdet``); at a singular matrix it does not exist and ``inv`` fails.
 - ``slogdet`` returns ``(sign, logabsdet)``: ``sign`` is plain data (its
   derivative is 0 almost everywhere), ``logabsdet`` is differentiable.
-- ``cholesky`` assumes a symmetric input (NumPy reads only its lower
-  triangle): its gradient is the symmetric matrix ``S`` with
-  ``<S, da> = <dL, gL>`` for every *symmetric* ``da``, and its tangent uses
-  the symmetric part of ``da``.  Functions of a general matrix should
-  symmetrize it first, ``cholesky((a + a.T) / 2)``.
+- ``cholesky`` and ``eigh`` assume a symmetric input (NumPy reads only one
+  triangle) and follow the symmetric convention of JAX and PyTorch: the
+  gradient is the symmetric matrix ``S`` with ``<S, da> = <dL, gL>`` for
+  every *symmetric* ``da``, and the tangent uses the symmetric part of
+  ``da``.  Functions of a general matrix should symmetrize it first,
+  ``cholesky((a + a.T) / 2)``.
 - ``norm`` with ``ord=None`` (or 2 for vectors, ``'fro'`` for matrices) has
   gradient ``x / norm(x)``; at ``x = 0`` it returns the subgradient 0, never NaN.
 - ``eigh``, ``svd`` and ``qr``: the standard formulas (see each function);
@@ -375,31 +376,6 @@ def _pad_cols(m, width: int):
 # eigh --------------------------------------------------------------------------------
 
 
-def _triangle_of(a, uplo: str):
-    """The symmetric matrix LAPACK reads from ``a``: its ``uplo`` triangle, mirrored
-    (complex ``a``: the Hermitian one, whose diagonal is the real part of ``a``'s)."""
-    if _complex(a):
-        strict = tril(a, -1) if uplo == "L" else triu(a, 1)
-        return strict + _H(strict) + _diag_embed(real(_diag_part(a)))
-    if uplo == "L":
-        return tril(a) + _T(tril(a, -1))
-    return triu(a) + _T(triu(a, 1))
-
-
-def _triangle_adjoint(s, uplo: str):
-    """The adjoint of :func:`_triangle_of`: the gradient of ``a`` from that of the
-    symmetric matrix read from it (nonzero only in the ``uplo`` triangle)."""
-    if _complex(s):
-        if uplo == "L":
-            strict = tril(s, -1) + tril(_H(s), -1)
-        else:
-            strict = triu(s, 1) + triu(_H(s), 1)
-        return strict + _diag_embed(real(_diag_part(s)))
-    if uplo == "L":
-        return tril(s) + tril(_T(s), -1)
-    return triu(s) + triu(_T(s), 1)
-
-
 @primitive
 def _eigh(a, UPLO="L"):
     w, v = _lapack_factors("eigh", a, UPLO=UPLO)
@@ -416,13 +392,14 @@ def _eigh_vjp(g, ans, a, UPLO="L"):
     w, v = _re(_row(ans, 0)), _rows(ans, 1)
     gw, gv = _re(_row(g, 0)), _rows(g, 1)
     inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), gv)
-    return _triangle_adjoint(matmul(matmul(_cj(v), inner), _T(v)), UPLO)
+    s = matmul(matmul(_cj(v), inner), _T(v))
+    return (s + _H(s)) / 2  # the symmetric (Hermitian) convention of JAX and PyTorch
 
 
 def _eigh_jvp(t, ans, a, UPLO="L"):
     # P = v^H da v: dw = real(diag(P)), dv = v (F o P), F_ij = 1 / (w_j - w_i)
     w, v = _re(_row(ans, 0)), _rows(ans, 1)
-    p = matmul(matmul(_H(v), _triangle_of(t, UPLO)), v)
+    p = matmul(matmul(_H(v), (t + _H(t)) / 2), v)  # the Hermitian part of the tangent
     dv = matmul(v, _inverse_gaps(w) * p)
     dw = _diag_part(p)
     if _complex(p):  # real (P is Hermitian), kept in the packed complex dtype
@@ -446,11 +423,20 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     (columns) of symmetric matrices, ``a = v @ diag(w) @ v.T``.
 
     As in NumPy only the ``UPLO`` triangle of ``a`` (``'L'``, lower, by default,
-    or ``'U'``) is read, and the derivatives are those of that function: for any
-    ``a``, symmetric or not, the gradient lies in the ``UPLO`` triangle (its
-    off-diagonal entries count twice, once for each mirror) and agrees with
-    finite differences.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
-    ``P = v^T da v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
+    or ``'U'``) is read for the values.  The derivatives follow the symmetric
+    convention of JAX and PyTorch (and of :func:`cholesky`): ``a`` is taken
+    as a point of the space of symmetric matrices, so the gradient is the
+    symmetric matrix ``S`` with ``<S, da> = d(result)`` for every symmetric
+    ``da`` (each off-diagonal pair shares its derivative equally, whatever
+    ``UPLO``), and a tangent ``da`` acts through its symmetric part
+    ``(da + da.T) / 2``.  For a symmetric ``a`` this is what JAX's
+    ``jnp.linalg.eigh`` gives.  Finite differences agree along symmetric
+    directions; a function of a general matrix should symmetrize it first,
+    ``eigh((a + a.T) / 2)``, to make its gradient the derivative in every
+    direction.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
+    ``P = v^T sym(da) v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
+    For complex (Hermitian) ``a``, read ``v^H`` for ``v^T`` and the Hermitian
+    part ``(da + da^H) / 2`` for the symmetric one; the eigenvalues are real.
 
     Where derivatives are undefined:
 
@@ -465,6 +451,11 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
       function) finite and right, but gradients through the eigenvectors
       there are not derivatives.  Nearly equal eigenvalues give very large
       eigenvector derivatives (``1 / gap``).
+    - At *numerically* degenerate eigenvalues (equal to rounding, not
+      exactly: ``eye(3)`` perturbed by ``1e-16``), the eigenvector gradients
+      are finite but unreliable: they rest on a gap made of rounding errors
+      and can be off by several percent or more.  JAX returns NaN there; do
+      not trust eigenvector gradients where eigenvalues are that close.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> w, v = fnp.linalg.eigh(numpy.array([[2.0, 1.0], [1.0, 2.0]]))

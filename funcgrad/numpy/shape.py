@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy
 
-from ..backend import is_lazy, to_device
-from ..errors import FuncgradTypeError, FuncgradValueError
-from ..primitive import holds_node
+from ..backend import as_array, is_lazy, to_device
+from ..errors import FuncgradTypeError, FuncgradValueError, describe
+from ..primitive import holds_node, translated
 from ._core import (
     Node,
     defjvp,
@@ -250,6 +250,10 @@ def index_add(g, index, shape):
 
     The scatter that undoes indexing in gradients (``x[index]``'s VJP); it is
     differentiable in ``g`` (its gradient is the output's gradient at ``index``).
+    Its third argument is a *shape*, not an array: to add values into an
+    existing array ``x``, write ``fnp.index_update(x, index, v, add=True)``,
+    ``x.at[index].add(v)`` on a Node, or ``fnp.at(x)[index].add(v)`` on any
+    array.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fnp.index_add(numpy.array([1.0, 2.0, 3.0]), numpy.array([0, 2, 0]), (3,))
@@ -257,6 +261,8 @@ def index_add(g, index, shape):
     >>> fg.grad(lambda g: fnp.sum(fnp.index_add(g, 1, (3,)) * numpy.arange(3.0)))(2.0)
     array(1.)
     """
+    if type(shape) is not tuple:
+        shape = _index_add_shape(shape)
     xp = _ns(g)
     if is_lazy(xp):  # no assignment into a lazy array: the namespace's own scatter-add
         return xp.index_add(g, index, shape)
@@ -278,6 +284,17 @@ def index_add(g, index, shape):
     flat = xp.zeros((size, 1), g.dtype)
     _scatter_rows(flat, xp.reshape(pos, (-1,)), xp.reshape(g, (-1, 1)))
     return xp.reshape(flat, shape)
+
+
+def _index_add_shape(shape):
+    """``shape`` as a tuple of ints, or a TypeError saying what index_add takes."""
+    if isinstance(shape, list) and all(isinstance(n, int) for n in shape) or \
+            isinstance(shape, int) and not isinstance(shape, bool):
+        return tuple(shape) if isinstance(shape, list) else (shape,)
+    raise FuncgradTypeError(
+        f"index_add(g, index, shape): shape must be a tuple of ints (the shape of the zeros "
+        f"that g is added into), got {describe(shape)}; to add v into an array x at index, "
+        f"write fnp.index_update(x, index, v, add=True), or fnp.at(x)[index].add(v)")
 
 
 defvjp(_getitem, lambda g, ans, x, index: index_add(g, index, x.shape))
@@ -320,7 +337,7 @@ def getitem(x: Any, index: Any) -> Any:
 
 @primitive
 def _index_set(x, v, index):
-    out = x.copy()
+    out = as_array(x).copy()  # a NumPy scalar (a 0-d result, a 0-d gradient) as a 0-d array
     out[index] = v
     return out
 
@@ -396,7 +413,10 @@ def index_update(x: Any, index: Any, v: Any, add: bool = False) -> Any:
         return _index_set(x, v, index)
     from .elementwise import add as _add
 
-    picked = xv[index].shape
+    try:
+        picked = xv[index].shape
+    except IndexError as exc:  # as .set raises it (its primitive translates the error)
+        raise translated("index_update", exc, (x, index, v), {"add": True}) from exc
     return _add(x, index_add(broadcast_to(v, picked), index, xv.shape))
 
 
@@ -777,6 +797,7 @@ def diag(v: Any, k: int = 0) -> Any:
     if len(shape) != 1:
         raise FuncgradValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
     n = shape[0] + abs(k)
+    _check_feasible((n, n), v.dtype, xp_of(v), "diag")
     rows, cols = _diagonal_index(n, n, k, xp_of(v))
     return index_add(v, (rows, cols), (n, n))  # its rules: getitem back, index_add forward
 
@@ -818,6 +839,8 @@ def _triangle(m, k: int, lower: bool, name: str):
     rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (shape[-1], shape[-1])
     v = raw(m)
     xp = xp_of(v)
+    if len(shape) == 1:  # a 1-d m makes a matrix
+        _check_feasible((rows, cols), v.dtype, xp, name)
     above = xp.reshape(xp.arange(cols), (1, cols)) - xp.reshape(xp.arange(rows), (rows, 1))
     keep = above <= k if lower else above >= k  # the mask is data: no gradient flows through it
     # where, not a product with the mask: inf or nan outside the triangle still gives 0.
@@ -1010,8 +1033,10 @@ def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
 
     A permutation gather: the order comes from ``argsort`` of the values
     (plain data), then ``a`` is indexed with it, so the gradient puts each
-    element's gradient back where it came from.  Among tied values the
-    (stable) sort order decides which one gets which gradient.
+    element's gradient back where it came from.  The sort is stable whatever
+    ``kind`` says (``kind`` is taken for NumPy's signature; the sorted values
+    are the same for every kind): among tied values the first keeps the first
+    place, and so its gradient.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fnp.sort(numpy.array([3.0, 1.0, 2.0]))
@@ -1026,7 +1051,9 @@ def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
     axis = check_axis(axis, len(shape), "sort")
     v = raw(a)
     xp = xp_of(v)
-    order = xp.argsort(v, axis=axis) if kind is None else xp.argsort(v, axis=axis, kind=kind)
+    # Stable whatever ``kind`` says (NumPy's default quicksort is not, from 17 elements on):
+    # tied values keep their order, so which one gets which gradient is defined.
+    order = xp.argsort(v, axis=axis, kind="stable")
     # Open grid over the other axes, the order along ``axis``: a take_along_axis.
     ndim = len(shape)
     index = tuple(

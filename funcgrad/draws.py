@@ -1,0 +1,433 @@
+"""Random numbers under :func:`fg.replay <funcgrad.replay>` (layer 6).
+
+Two halves:
+
+- **fnp.random's draws are steps.**  :mod:`funcgrad.numpy.random` sends every
+  draw, every seeding and every generator it makes through one hook; under a
+  trace, :func:`record` makes each a step of the tape: a draw is a step that
+  always runs (its result may be unused: the generator must still advance, as
+  it does eagerly), a generator made inside the traced function is a value of
+  the plan, made again at each replayed call, and reading a generator's state
+  into Python is refused.
+- **Every other generator is refused** (:class:`RandomWatch`): NumPy's
+  (global, or a ``Generator``/``RandomState`` held anywhere the function can
+  reach, or made inside it without a seed) and Python's ``random``.  The watch
+  is about the tracing thread's own draws: while a trace runs, NumPy's module
+  functions, the OS entropy NumPy seeds a generator with when it has no seed,
+  Python's ``random`` functions and the methods every ``random.Random`` draws
+  through are wrappers that note a call made under a trace -- a trace is
+  context-local, so another thread's calls pass unnoted.  A NumPy generator
+  the function holds is compared before and after.  Another thread drawing
+  from NumPy's global generator (a data loader) is no draw of the trace.
+
+>>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+>>> rng = fnp.random.default_rng(0)
+>>> f = fg.replay(lambda x: x * rng.random(2))
+>>> a, b = f(numpy.ones(2)), f(numpy.ones(2))          # traces, then replays
+>>> bool((numpy.concatenate([a, b]) == numpy.random.default_rng(0).random(4)).all())
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import random as _pyrandom
+import secrets
+import sys
+import tempfile
+import threading
+import types
+import weakref
+from typing import Any
+
+import numpy
+
+from .errors import ReplayError
+from .numpy import random as fnp_random
+from .tracer import CALL, EFFECT, Slot, _emit, _is_array, _split, _split_kw, caller, current_tape
+
+# -- fnp.random's draws as steps ------------------------------------------------------
+
+
+def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
+    """``fn(*args, **kwargs)``; under a trace, also a step of the tape (see the module)."""
+    tape = current_tape()
+    if tape is None:
+        return fn(*args, **kwargs)
+    if kind == "read":  # a generator's state read, or shared with one the plan cannot see
+        where = caller()
+        if not tape.fallback:
+            raise ReplayError(
+                f"fg.replay: {name} at {where} reads a generator's state into Python, or "
+                "shares it with a NumPy generator, while the function is traced: a plan "
+                "cannot follow either. Make generators with fnp.random.default_rng(seed) "
+                "(inside the function or outside it), or pass fallback=True to fg.replay "
+                "to run such calls eagerly")
+        tape.tainted = tape.tainted or f"{name} at {where}"
+        return fn(*args, **kwargs)
+    owner = args[0] if args and isinstance(args[0], fnp_random._Drawing) else None
+    rest = args[1:] if owner is not None else args
+    raws, targs = _split(rest, tape)
+    if owner is not None:
+        if owner is fnp_random._GLOBAL:  # NumPy's global generator, drawn through fnp.random
+            _WATCHED.through_fnp = True
+        raws = [owner, *raws]
+        slot = owner._slot
+        targs = (slot[1] if slot is not None and slot[0]() is tape else owner, *targs)
+        if rest and rest[0] == "shuffle" and len(rest) > 2:
+            tape._check_target(rest[2], "random.shuffle")
+    if kwargs.get("out") is not None:  # random(out=a), standard_normal(out=a)...
+        tape._check_target(kwargs["out"], name)
+    rkw, tkw = _split_kw(kwargs, tape) if kwargs else ({}, None)
+    value = fn(*raws, **rkw)
+    if kind == "new":  # a generator made under the trace: a value of the plan
+        k = tape.n
+        tape.meta.append(((), type(value).__name__))
+        tape.entries.append((CALL, fn, targs, tkw, k, name))
+        value._slot = (weakref.ref(tape), Slot.of(k))
+        return value
+    if value is None:
+        tape.entries.append((EFFECT, fn, targs, tkw, None, name))
+        return None
+    if _is_array(type(value)):
+        return _emit(tape, fn, targs, tkw, value, name, False, EFFECT)
+    tape.escape(f"{name} (returning a {type(value).__name__})")
+    return value
+
+
+fnp_random._HOOK[0] = record
+
+_STATEFUL = frozenset({fnp_random._draw, fnp_random._reseed, fnp_random._set_state})
+
+
+def held_generators(entries: list) -> tuple:
+    """The fnp.random generators that the steps of a tape draw from, held from outside
+    (constants of the plan; a generator the plan makes is made afresh at each run)."""
+    found: dict[int, Any] = {}
+    for e in entries:
+        if e[0] == EFFECT and e[1] in _STATEFUL:
+            owner = e[2][0]
+            if isinstance(owner, fnp_random._Drawing):
+                found[id(owner)] = owner
+    return tuple(found.values())
+
+
+def save_generators(held: tuple) -> list:
+    return [g._np.bit_generator.state if isinstance(g, fnp_random.Generator)
+            else g._np.get_state() for g in held]
+
+
+def generator_locks(held: tuple) -> list:
+    """One lock per generator, in one order: a plan drawing from held generators runs
+    holding them, so that a restore never takes back another thread's draws."""
+    with _LOCKS_LOCK:
+        return [_LOCKS.setdefault(g, threading.RLock())
+                for g in sorted(held, key=id)]
+
+
+_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def restore_generators(held: tuple, saved: list) -> None:
+    for g, state in zip(held, saved, strict=True):
+        if isinstance(g, fnp_random.Generator):
+            g._np.bit_generator.state = state
+        else:
+            g._np.set_state(state)
+
+
+# -- every other generator: refused -------------------------------------------------
+
+_WATCHED = threading.local()  # .seen: the list of the trace running in this thread
+
+
+def _seen(what: str, where: str) -> None:
+    seen = getattr(_WATCHED, "seen", None)
+    if seen is not None and current_tape() is not None:
+        seen.append((what, where))
+
+
+def _where() -> str | None:
+    """``file:line`` of the code that drew: the first frame outside funcgrad and Python's
+    random and secrets modules; None when it is the standard library's own temporary
+    file names (tempfile's private generator), which are no draws of the function."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name in _NOT_DRAWS:
+            return None
+        if not (name.startswith((_HERE, "<funcgrad")) or name in _LIBRARY):
+            return f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LIBRARY = frozenset({_pyrandom.__file__, secrets.__file__})
+_NOT_DRAWS = frozenset({tempfile.__file__})
+
+
+def _wrapper(original: Any, what: str, method: bool = False) -> Any:
+    """``original``, noting a call made under a trace (``method``: a generator class's
+    method, named by its instance)."""
+
+    @functools.wraps(original)
+    def draw(*args, **kwargs):
+        if current_tape() is not None:
+            where = _where()
+            if where is not None:
+                if method:
+                    owner = args[0] if args else None
+                    name = ("Python's random module" if owner is _pyrandom._inst else
+                            f"a {type(owner).__name__} of Python's random module")
+                    _seen(f"{name} (its {original.__name__})", where)
+                else:
+                    _seen(what, where)
+        return original(*args, **kwargs)
+
+    draw._funcgrad_original = original
+    draw.__funcgrad_what__ = what
+    return draw
+
+
+def _targets() -> dict:
+    """What the watch swaps while a trace runs: ``(owner, name) -> (function, what)``.
+
+    NumPy's module functions (the global generator's draws, ``seed``,
+    ``default_rng``), the OS entropy NumPy seeds unseeded generators with, and
+    Python's ``random``: the module's functions (bound methods of its hidden
+    instance) and the methods every ``random.Random`` draws through.
+    """
+    found = {}
+    for module in (numpy.random, numpy.random.mtrand):
+        for name in getattr(module, "__all__", ()):
+            fn = getattr(module, name, None)
+            if callable(fn) and not isinstance(fn, type):
+                found[(module, name)] = (fn, f"numpy.random.{name} (NumPy's global generator)"
+                                         if name != "default_rng" else
+                                         "numpy.random.default_rng (a NumPy Generator)")
+    bits = numpy.random.bit_generator
+    if callable(getattr(bits, "randbits", None)):  # NumPy: SeedSequence() with no entropy
+        found[(bits, "randbits")] = (bits.randbits, ("the OS's entropy (a NumPy generator "
+                                     "made without a seed)"))
+    for name in ("randbits", "randbelow", "choice"):
+        if callable(getattr(secrets, name, None)):
+            found[(secrets, name)] = (getattr(secrets, name), (f"secrets.{name} (the OS's "
+                                      "entropy)"))
+    glob = _pyrandom._inst
+    for name in dir(_pyrandom):
+        fn = getattr(_pyrandom, name)
+        if getattr(fn, "__self__", None) is glob:
+            found[(_pyrandom, name)] = (fn, f"random.{name} (Python's random module)")
+    for cls, names in ((_pyrandom.Random, ("random", "getrandbits", "seed", "setstate")),
+                       (_pyrandom.SystemRandom, ("random", "getrandbits"))):
+        for name in names:
+            found[(cls, name)] = (getattr(cls, name), None)
+    return found
+
+
+class _Patches:
+    """Functions swapped for thread-aware wrappers while any trace runs.
+
+    The wrappers are made once (a function replaced since, by a mock, gets one of
+    its own): swapping them in and out is some hundred ``setattr`` calls.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active = 0
+        self.saved: list = []
+        self.wrappers: dict = {}  # (owner, name) -> (original, wrapper)
+
+    def enter(self) -> None:
+        with self.lock:
+            self.active += 1
+            if self.active > 1:
+                return
+            if not self.wrappers:
+                self.wrappers = {key: (fn, _wrapper(fn, what, isinstance(key[0], type)))
+                                 for key, (fn, what) in _targets().items()}
+            for (owner, name), (fn, wrapper) in self.wrappers.items():
+                own = owner.__dict__.get(name)  # None: a class's inherited method
+                current = getattr(owner, name, None) if own is None else own
+                if current is not fn:  # ours already (another trace), or replaced since
+                    if current is None or current is wrapper or hasattr(
+                            current, "_funcgrad_original"):
+                        continue
+                    # replaced since (a test's mock): watched too
+                    wrapper = _wrapper(current, wrapper.__funcgrad_what__,
+                                       isinstance(owner, type))
+                    self.wrappers[(owner, name)] = (current, wrapper)
+                self.saved.append((owner, name, own, wrapper))
+                setattr(owner, name, wrapper)
+
+    def exit(self) -> None:
+        with self.lock:
+            self.active -= 1
+            if self.active:
+                return
+            for owner, name, own, wrapper in self.saved:
+                if owner.__dict__.get(name) is wrapper:  # unless replaced meanwhile
+                    if own is None:
+                        delattr(owner, name)  # the inherited method shows again
+                    else:
+                        setattr(owner, name, own)
+            self.saved.clear()
+
+
+_PATCHES = _Patches()
+_PY_RNG = _pyrandom.Random
+
+
+class RandomWatch:
+    """While a trace runs: the draws from generators other than fnp.random's.
+
+    Made with the function and what it is called with (``(args, kwargs)``: the
+    generators held there are compared before and after); ``start()`` before
+    the trace, ``stop()`` after it, in the same thread: ``stop`` returns a
+    description of the first draw seen, or None.
+    """
+
+    def __init__(self, fun: Any, arguments: Any = ()):
+        found: dict[int, Any] = {}
+        visited: set = set()
+        _collect(arguments, found, 0, visited)
+        _collect(fun, found, 0, visited)
+        self.held = [(g, _state(g)) for g in found.values()]
+        self.outer: Any = None
+
+    def start(self) -> None:
+        self.outer = getattr(_WATCHED, "seen", None)
+        _WATCHED.seen = []
+        _WATCHED.through_fnp = False
+        _PATCHES.enter()
+
+    def stop(self) -> str | None:
+        _PATCHES.exit()
+        seen, _WATCHED.seen = _WATCHED.seen, self.outer
+        if seen:
+            what, where = seen[0]
+            return f"{what} at {where}"
+        through_fnp, _WATCHED.through_fnp = getattr(_WATCHED, "through_fnp", False), False
+        for g, before in self.held:
+            if g is numpy.random.mtrand._rand and through_fnp:
+                continue  # moved by fnp.random's own draws (its module functions share it)
+            if _state(g) != before:
+                return _name(g)
+        return None
+
+
+def _name(g: Any) -> str:
+    if g is numpy.random.mtrand._rand:
+        return "numpy.random (NumPy's global generator)"
+    if g is _pyrandom._inst:
+        return "Python's random module"
+    if isinstance(g, _PY_RNG):
+        return f"a {type(g).__name__} of Python's random module"
+    return f"a NumPy {type(g).__name__}"
+
+
+def _state(g: Any) -> Any:
+    if isinstance(g, _PY_RNG):
+        return g.getstate()
+    bits = g.bit_generator if isinstance(g, numpy.random.Generator) else g._bit_generator
+    return _freeze(bits.state)
+
+
+def _freeze(state: Any) -> Any:
+    if isinstance(state, dict):
+        return tuple((k, _freeze(v)) for k, v in state.items())
+    if isinstance(state, numpy.ndarray):
+        return state.tobytes()
+    return state
+
+
+_RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, _PY_RNG)
+_LEAVES = (numpy.ndarray, numpy.generic, str, bytes, int, float, complex, bool, type(None),
+           type, types.ModuleType, fnp_random._Drawing)
+_ITEMS = 1000  # items looked at in one container (a data set in a closure is not walked)
+_OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
+                   "funcgrad.forward", "funcgrad.nn", "funcgrad.replay"})
+
+
+def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:
+    """NumPy and Python generators reachable from ``obj``: itself; bound methods of one
+    (``from numpy.random import randn``); a function's closure, defaults, the globals
+    its code names; an object's attributes; items of lists, tuples, sets and dicts;
+    partials and wrapped functions -- a few levels deep."""
+    if isinstance(obj, _RNG_TYPES):
+        found[id(obj)] = obj
+        return
+    if depth > 5 or isinstance(obj, _LEAVES) or id(obj) in visited or len(visited) > 5000:
+        return
+    visited.add(id(obj))
+    owner = getattr(obj, "__self__", None)
+    if isinstance(owner, _RNG_TYPES):
+        found[id(owner)] = owner
+        return
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        for o in itertools.islice(obj, _ITEMS):
+            _collect(o, found, depth + 1, visited)
+        return
+    if isinstance(obj, dict):
+        for o in itertools.islice(obj.values(), _ITEMS):
+            _collect(o, found, depth + 1, visited)
+        return
+    if isinstance(obj, functools.partial):
+        for o in (obj.func, *obj.args, *obj.keywords.values()):
+            _collect(o, found, depth + 1, visited)
+        return
+    if isinstance(obj, types.MethodType):
+        _collect(obj.__func__, found, depth + 1, visited)
+        _collect(owner, found, depth + 1, visited)
+        return
+    code = getattr(obj, "__code__", None)
+    if isinstance(obj, types.FunctionType) and code is not None:
+        if obj.__module__ in _OURS:
+            for cell in obj.__closure__ or ():
+                try:
+                    _collect(cell.cell_contents, found, depth + 1, visited)
+                except ValueError:
+                    pass
+            return
+        for cell in obj.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            _collect(value, found, depth + 1, visited)
+        for value in obj.__defaults__ or ():
+            _collect(value, found, depth + 1, visited)
+        for value in (obj.__kwdefaults__ or {}).values():
+            _collect(value, found, depth + 1, visited)
+        glob = obj.__globals__
+        for name in _names(code):
+            if name in glob:
+                _collect(glob[name], found, depth + 1, visited)
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None:
+            _collect(wrapped, found, depth + 1, visited)
+        return
+    inner = getattr(obj, "fun", None)  # fg.replay's Replayed, combinators' wrappers
+    if callable(inner):
+        _collect(inner, found, depth + 1, visited)
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict):
+        for o in attrs.values():
+            _collect(o, found, depth + 1, visited)
+
+
+def _names(code: types.CodeType) -> set:
+    """The global names a code object and the functions nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+__all__ = ["RandomWatch", "generator_locks", "held_generators", "record", "restore_generators",
+           "save_generators"]

@@ -1,0 +1,412 @@
+"""What a replayed function reads besides its arguments, watched between calls (layer 6).
+
+A plan holds the values the function read from its closure, its globals, the
+attributes of the objects it was given as static arguments or bound to: the
+arrays among them are read by its steps, and everything derived from them in
+Python (``numpy.sin(c)``, ``float(c[0])``, a branch on ``c``) is baked into
+it.  :func:`snapshot` records, after a trace, *where* each of those values was
+found and what it was: ``World.holds()`` then checks, before each replay, that
+every name is still bound to the same object (an identity check) and that
+every array holds the same bytes (a byte comparison with a copy, or a digest of
+large arrays).  A change means the plan is stale: the call traces again.
+
+The walk starts from the function (and the static arguments), and follows
+closure cells, defaults, the globals its code names (the code of nested
+functions included), the functions and bound methods it reaches, the
+attributes those codes name on the objects it reaches, and the items of
+lists, tuples and dicts -- a few levels deep.  Library code (NumPy, funcgrad's
+own globals, the standard library) is not walked.
+
+>>> import numpy
+>>> def scaled(c):
+...     return lambda x: x * c
+>>> c = numpy.ones(2)
+>>> world = snapshot([scaled(c)])
+>>> world.holds()
+True
+>>> c[0] = 5.0
+>>> world.holds()
+False
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any
+
+import numpy
+
+from . import backend
+from .node import Node
+from .plan import same
+from .tracer import is_traced
+
+# Arrays up to this size are compared with a copy (exact: their bytes; above
+# MEMCMP_MIN_BYTES with C's memcmp, without a temporary); larger ones with a 128-bit
+# BLAKE2 digest of their bytes (no copy kept).
+COPY_MAX_BYTES = 1 << 28
+MEMCMP_MIN_BYTES = 1 << 14
+MAX_DEPTH = 6
+
+_MISSING = object()
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+_LIBRARIES = frozenset({"numpy", "scipy", "funcgrad", "optree", "pyrsistent", "attrs", "jax",
+                        "jaxlib", "cupy", "dask", "torch", "pandas", "autograd", "hypothesis",
+                        "pytest", "_pytest"})
+_RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, numpy.random.BitGenerator)
+
+
+def _is_library(module_name: str | None) -> bool:
+    if not module_name:
+        return False
+    top = module_name.partition(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+
+
+def _load_memcmp() -> Any:
+    try:
+        libc = ctypes.CDLL(None) if sys.platform != "win32" else ctypes.cdll.msvcrt
+        memcmp = libc.memcmp
+    except (OSError, AttributeError):
+        return None
+    memcmp.restype = ctypes.c_int
+    memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return memcmp
+
+
+_MEMCMP = _load_memcmp()
+
+
+class _Copy:
+    """A copy of an array's bytes, compared with memcmp (no temporary)."""
+
+    __slots__ = ("address", "copy", "n")
+
+    def __init__(self, a: numpy.ndarray):
+        self.copy = numpy.ascontiguousarray(a).copy()
+        self.address = self.copy.__array_interface__["data"][0]
+        self.n = a.nbytes
+
+    def same(self, a: numpy.ndarray) -> bool:
+        if a.flags.c_contiguous:
+            return _MEMCMP(a.__array_interface__["data"][0], self.address, self.n) == 0
+        return numpy.ascontiguousarray(a).tobytes() == self.copy.tobytes()
+
+
+def _fingerprint(a: numpy.ndarray) -> Any:
+    if a.nbytes < MEMCMP_MIN_BYTES or (_MEMCMP is None and a.nbytes <= COPY_MAX_BYTES):
+        return a.tobytes()
+    if a.nbytes <= COPY_MAX_BYTES:
+        return _Copy(a)
+    return _Digest(_digest(a))
+
+
+def _digest(a: numpy.ndarray) -> bytes:
+    data = a if a.flags.c_contiguous else numpy.ascontiguousarray(a)
+    return hashlib.blake2b(data.view(numpy.uint8).reshape(-1), digest_size=16).digest()
+
+
+class _Digest(bytes):
+    """The BLAKE2 digest of a large array's bytes."""
+
+    __slots__ = ()
+
+
+def _host_fingerprint(a: Any) -> Any:
+    """The fingerprint of an array of another namespace (through the host), or None."""
+    entry = backend._lookup(type(a))
+    if entry is None or entry.lazy or entry.to_host is None:
+        return None  # lazy (Dask) arrays are immutable: their identity is enough
+    host = numpy.ascontiguousarray(entry.to_host(a))
+    return host.tobytes() if host.nbytes <= COPY_MAX_BYTES else _digest(host)
+
+
+class World:
+    """Where the values a function read were found, and what they were.
+
+    ``cells``: ``(cell, value, where)``; ``items``: ``(mapping, key, value,
+    where)`` (globals, ``__dict__``s, dicts); ``sizes``: ``(container, length,
+    where)``; ``arrays``: ``(array, shape, dtype, fingerprint, where)``;
+    ``foreign``: arrays of other namespaces.  :meth:`holds` is the check made
+    before each replay, :meth:`changed` names what changed.
+    """
+
+    __slots__ = ("arrays", "cells", "clocks", "foreign", "items", "sizes")
+
+    def __init__(self):
+        self.clocks: list[str] = []  # clocks the code reads: what no plan can replay
+        self.cells: list = []
+        self.items: list = []
+        self.sizes: list = []
+        self.arrays: list = []
+        self.foreign: list = []
+
+    def __len__(self) -> int:
+        return (len(self.cells) + len(self.items) + len(self.sizes) + len(self.arrays)
+                + len(self.foreign))
+
+    def holds(self) -> bool:
+        """Whether every name is bound as it was and every array holds the same bytes."""
+        for cell, want, _ in self.cells:
+            try:
+                got = cell.cell_contents
+            except ValueError:  # emptied
+                return False
+            if got is not want and not _same_scalar(got, want):
+                return False
+        for mapping, key, want, _ in self.items:
+            got = mapping.get(key, _MISSING)
+            if got is not want and not _same_scalar(got, want):
+                return False
+        for seq, n, _ in self.sizes:
+            if len(seq) != n:
+                return False
+        for a, shape, dtype, fp, _ in self.arrays:
+            if a.shape != shape or a.dtype != dtype:
+                return False
+            t = type(fp)
+            if t is bytes:
+                if a.tobytes() != fp:
+                    return False
+            elif t is _Copy:
+                if not fp.same(a):
+                    return False
+            elif _digest(a) != fp:
+                return False
+        for a, fp, _ in self.foreign:
+            if _host_fingerprint(a) != fp:
+                return False
+        return True
+
+    def changed(self, strict: bool = False) -> str | None:
+        """The first watched place that no longer holds, described (None if all hold).
+
+        ``strict``: arrays, closure cells, globals and attributes only -- what a
+        function changing while it runs makes a plan wrong (a list it appends
+        to, a dict it fills, are not counted)."""
+        rows = [(w, World()) for w in ("arrays", "foreign", "cells", "items", "sizes")]
+        for kind, probe in rows:
+            if strict and kind == "sizes":
+                continue
+            for row in getattr(self, kind):
+                if strict and kind == "items" and not row[-1].startswith(
+                        ("global", "attribute")):
+                    continue
+                setattr(probe, kind, [row])
+                if not probe.holds():
+                    return row[-1]
+        return None
+
+
+def _same_scalar(got: Any, want: Any) -> bool:
+    """Equal immutable scalars (a float rebound to an equal value is not a change)."""
+    return type(got) in _SCALARS and same(got, want)
+
+
+class _Walk:
+    def __init__(self):
+        self.world = World()
+        self.seen: set[int] = set()
+        self.names: set[str] = set()  # attribute and global names the reached code uses
+        self.objects: list = []  # (object, depth) whose attributes wait for the names
+        self.codes: set[int] = set()
+        self.keep: list = []  # what `seen` names stays alive while we walk
+        self.modules: list = []  # clock modules reached: their names, checked at the end
+
+    # -- places ----------------------------------------------------------------------
+    def cell(self, cell: Any, depth: int, where: str) -> None:
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            return
+        self.world.cells.append((cell, value, where))
+        self.value(value, depth, where)
+
+    def item(self, mapping: dict, key: Any, depth: int, where: str) -> None:
+        value = mapping.get(key, _MISSING)
+        if value is _MISSING:
+            return
+        self.world.items.append((mapping, key, value, where))
+        self.value(value, depth, where)
+
+    # -- values ----------------------------------------------------------------------
+    def value(self, v: Any, depth: int, where: str) -> None:
+        t = type(v)
+        if t in _SCALARS or depth > MAX_DEPTH:
+            return
+        if id(v) in self.seen:
+            return
+        self.seen.add(id(v))
+        self.keep.append(v)
+        if t is numpy.ndarray:
+            self.world.arrays.append((v, v.shape, v.dtype, _fingerprint(v), where))
+            return
+        if t is Node or is_traced(v):
+            return  # immutable; a traced value kept by a side effect cannot be used later
+        if isinstance(v, (numpy.generic, *_RNG_TYPES)):
+            return  # immutable; generators are watched by the random-number checks
+        if backend._lookup(t) is not None:  # an array of another namespace
+            fp = _host_fingerprint(v)
+            if fp is not None:
+                self.world.foreign.append((v, fp, where))
+            return
+        if t is types.FunctionType:
+            self.function(v, depth)
+        elif t is types.MethodType:
+            self.value(v.__func__, depth + 1, where)
+            self.value(v.__self__, depth + 1, f"{where}.__self__")
+        elif t is functools.partial:
+            self.value(v.func, depth + 1, where)
+            for i, a in enumerate(v.args):
+                self.value(a, depth + 1, f"{where} argument {i}")
+            for k in v.keywords:
+                self.item(v.keywords, k, depth + 1, f"{where} keyword {k}")
+        elif t is list:
+            self.world.sizes.append((v, len(v), where))
+            for i in range(len(v)):
+                self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
+        elif isinstance(v, (tuple, frozenset)):  # namedtuples too
+            for i, o in enumerate(v):
+                self.value(o, depth + 1, f"{where}[{i}]")
+        elif t is dict:
+            self.world.sizes.append((v, len(v), where))
+            for k in list(v):
+                self.item(v, k, depth + 1, f"{where}[{k!r}]")
+        elif isinstance(v, (types.ModuleType, type)):
+            self.clock_module(v, where)
+            if isinstance(v, types.ModuleType) and not _is_library(v.__name__):
+                self.objects.append((v, depth))  # a user module: the attributes code names
+        elif isinstance(v, (types.BuiltinFunctionType, numpy.ufunc)):
+            if v.__name__ in _CLOCKS.get(getattr(v, "__module__", None), ()):
+                self.world.clocks.append(f"{v.__module__}.{v.__name__} ({where})")
+        elif _is_library(t.__module__) and t.__module__.partition(".")[0] != "funcgrad":
+            return
+        else:
+            if (t.__module__ or "").startswith("funcgrad"):  # fg.replay, custom_vjp...
+                for name, o in list(getattr(v, "__dict__", {}).items()):
+                    if callable(o):  # the user's functions it wraps, not its own state
+                        self.value(o, depth + 1, f"{where}.{name}")
+                inner = getattr(v, "fun", None)
+                if inner is not None:
+                    self.value(inner, depth + 1, f"{where}.fun")
+                return
+            try:
+                attrs = object.__getattribute__(v, "__dict__")
+            except AttributeError:  # __slots__ only: not watched (documented)
+                return
+            if isinstance(attrs, dict):
+                self.objects.append((v, depth))
+                for klass in t.__mro__:
+                    if _is_library(klass.__module__):
+                        continue
+                    for o in vars(klass).values():
+                        if isinstance(o, (types.FunctionType, property, staticmethod,
+                                          classmethod)):
+                            f = getattr(o, "fget", None) or getattr(o, "__func__", o)
+                            if isinstance(f, types.FunctionType):
+                                self.code_names(f.__code__)
+
+    def clock_module(self, v: Any, where: str) -> None:
+        """A module or class whose clock functions the code may call (``time.time()``)."""
+        key = v.__name__ if isinstance(v, types.ModuleType) else (
+            f"{v.__module__}.{v.__qualname__}")
+        if key in _CLOCKS:
+            self.modules.append((v, key, where))
+
+    def function(self, f: types.FunctionType, depth: int) -> None:
+        name = getattr(f, "__qualname__", "function")
+        # The module that holds its code (functools.wraps copies __module__ from the
+        # function it wraps: funcgrad's wrappers would pass for the user's code).
+        library = _is_library(f.__globals__.get("__name__"))
+        for cellname, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
+            self.cell(cell, depth + 1, f"{cellname!r} (closed over by {name})")
+        for i, d in enumerate(f.__defaults__ or ()):
+            self.value(d, depth + 1, f"default {i} of {name}")
+        for k in (f.__kwdefaults__ or {}):
+            self.item(f.__kwdefaults__, k, depth + 1, f"default {k!r} of {name}")
+        if library:
+            return
+        names = self.code_names(f.__code__)
+        glob = f.__globals__
+        for n in sorted(names):
+            if n in glob:
+                self.item(glob, n, depth + 1, f"global {n!r} (read by {name})")
+
+    def code_names(self, code: types.CodeType) -> set[str]:
+        found: set[str] = set()
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            found.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        self.names |= found
+        return found
+
+    def attributes(self) -> None:
+        """The attributes that the reached code names, of the objects reached (until no
+        new object or name turns up)."""
+        done: set[tuple[int, str]] = set()
+        while True:
+            pending = [(o, d, n) for o, d in self.objects for n in self.names
+                       if (id(o), n) not in done]
+            if not pending:
+                return
+            for o, d, n in pending:
+                done.add((id(o), n))
+                try:
+                    attrs = object.__getattribute__(o, "__dict__")
+                except AttributeError:
+                    attrs = None
+                if isinstance(attrs, dict) and n in attrs:
+                    label = getattr(o, "__name__", None) or f"a {type(o).__name__}"
+                    self.item(attrs, n, d + 1, f"attribute {n!r} of {label}")
+                else:  # a method of its class: its code names more attributes
+                    f = getattr(type(o), n, None)
+                    f = getattr(f, "fget", None) or getattr(f, "__func__", f)
+                    if isinstance(f, types.FunctionType) and not _is_library(f.__module__):
+                        self.value(f, d + 1, n)
+
+
+class _Items:
+    """A list seen as a mapping from index to item (``get`` as dicts have it)."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: list):
+        self.seq = seq
+
+    def get(self, i: int, default: Any = None) -> Any:
+        seq = self.seq
+        return seq[i] if i < len(seq) else default
+
+
+# Clocks: functions whose value changes from call to call with no argument changing.
+_CLOCKS = {
+    "time": frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
+                       "monotonic_ns", "process_time", "process_time_ns", "thread_time",
+                       "thread_time_ns", "localtime", "gmtime", "ctime", "asctime",
+                       "strftime"}),
+    "datetime": frozenset({"now", "utcnow", "today"}),
+    "datetime.datetime": frozenset({"now", "utcnow", "today"}),
+    "datetime.date": frozenset({"today"}),
+}
+
+
+def snapshot(roots: Iterable[Any]) -> World:
+    """The :class:`World` of what ``roots`` (a function, static arguments) read."""
+    walk = _Walk()
+    for i, r in enumerate(roots):
+        walk.value(r, 0, "the function" if i == 0 else f"static argument {i}")
+    walk.attributes()
+    for _, key, where in walk.modules:
+        for name in sorted(_CLOCKS[key] & walk.names):
+            walk.world.clocks.append(f"{key}.{name} ({where})")
+    return walk.world
+
+
+__all__ = ["COPY_MAX_BYTES", "World", "snapshot"]
