@@ -238,7 +238,7 @@ def test_eigh_of_a_complex_matrix_follows_the_hermitian_convention(uplo):
     c = np.array([0.3, -1.0, 2.0])
     g = fg.grad(lambda m: fnp.sum(fnp.linalg.eigh(m, UPLO=uplo)[0] * c))(a)
     np.testing.assert_allclose(g, np.conj(g.T), atol=1e-12)
-    herm = lambda m: (m + fnp.conj(fnp.swapaxes(m, -1, -2))) / 2  # noqa: E731
+    herm = lambda m: (m + fnp.conj(fnp.swapaxes(m, -1, -2))) / 2
     np.testing.assert_allclose(
         g, fg.grad(lambda m: fnp.sum(fnp.linalg.eigh(herm(m), UPLO=uplo)[0] * c))(a),
         atol=1e-12)
