@@ -30,6 +30,7 @@ from .combinators import (
 from .custom import checkpoint, custom_jvp, custom_vjp
 from .errors import (
     BackpropError,
+    BatchedValueError,
     DeviceMismatchError,
     FuncgradError,
     FuncgradIndexError,
@@ -39,6 +40,7 @@ from .errors import (
     GradientTypeError,
     NodeConversionError,
     ReplayError,
+    VmapFallbackWarning,
 )
 from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
@@ -55,9 +57,10 @@ from .node import (
     to_device,
     value_of,
 )
-from .primitive import MissingRuleError, Primitive, defjvp, defvjp, primitive
+from .primitive import MissingRuleError, Primitive, defbatch, defjvp, defvjp, primitive
 from .replay import replay
 from .transforms import elementwise_grad, linearize
+from .vectorize import vmap
 
 __version__ = "0.1.0"
 from . import tree

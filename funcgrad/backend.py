@@ -30,10 +30,10 @@ class Namespace:
     """A registered array namespace (see :func:`register_namespace`)."""
 
     __slots__ = ("absorbs_numpy", "as_array", "device", "device_prefix", "from_host", "lazy",
-                 "to_host", "xp")
+                 "over", "to_host", "xp")
 
     def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host, lazy=False,
-                 as_array=None):
+                 as_array=None, over=None):
         self.xp = xp
         self.device = device
         self.absorbs_numpy = absorbs_numpy
@@ -42,6 +42,7 @@ class Namespace:
         self.from_host = from_host
         self.lazy = lazy
         self.as_array = as_array
+        self.over = over  # the namespace this one wraps (vmap's batched values): it wins
 
 
 # array type -> Namespace
@@ -85,6 +86,7 @@ def register_namespace(
     from_host: Any = None,
     lazy: bool = False,
     as_array: Any = None,
+    over: Any = None,
 ) -> None:
     """Make ``array_type`` dispatch to the array namespace ``xp``.
 
@@ -104,10 +106,11 @@ def register_namespace(
     ``checked(x, predicate, error)`` (``x``, raising ``error`` when it is
     computed if ``predicate(chunk)`` is false for a chunk).  A type that wraps
     other arrays (fg.replay's recording arrays) may give ``as_array(x)``, its
-    own :func:`as_array`.
+    own :func:`as_array`.  A type whose arrays wrap those of the namespace ``over``
+    (fg.vmap's batched values) computes beside them in its own namespace.
     """
     _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
-                                      from_host, lazy, as_array)
+                                      from_host, lazy, as_array, over)
     _lookup.cache_clear()
     _lazy_namespaces.cache_clear()
 
@@ -239,8 +242,10 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
             if numpy_array is None and not issubclass(t, numpy.generic):
                 numpy_array = v
             continue
-        if found is None:
+        if found is None or entry is not found and _wraps(entry, found):
             found, first = entry, v
+        elif entry is not found and _wraps(found, entry):
+            continue
         elif entry is not found or entry.device(v) != entry.device(first):
             raise DeviceMismatchError(
                 f"inputs on different devices: {device_of(first)} and {device_of(v)}"
@@ -256,6 +261,16 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
             "with fg.to_device"
         )
     return found.xp
+
+
+def _wraps(outer: Namespace, inner: Namespace) -> bool:
+    """Whether ``outer``'s arrays wrap ``inner``'s, directly or through other wrappers."""
+    xp = outer.over
+    while xp is not None:
+        if xp is inner.xp:
+            return True
+        xp = getattr(xp, "over", None)
+    return False
 
 
 def device_of(x: Any) -> str:

@@ -26,6 +26,7 @@ import pyrsistent
 
 from . import backend
 from .backend import NUMPY_TYPES
+from .batching import innermost_raw
 from .errors import (
     BackpropError,
     DeviceMismatchError,
@@ -331,6 +332,7 @@ def _finite(prim: Any, g: Any) -> Any:
     if isinstance(v, tuple):  # the cotangents of a multi-output node: each in turn
         each = type(v)(None if e is None else _finite(prim, e) for e in v)
         return g if type(g) is Node else each
+    v = innermost_raw(v)  # under fg.vmap: every example's values at once
     xp = backend.namespace(v)
     error = FloatingPointError(
         f"NaN or Inf in a gradient computed by the VJP rule of primitive {prim.name!r}"

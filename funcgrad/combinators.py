@@ -21,7 +21,8 @@ import numpy
 from . import tree
 from .backend import WEAK_TYPES, as_array, namespace
 from .backprop import check_like, gradients, owned, seed
-from .errors import FuncgradTypeError, FuncgradValueError
+from .batching import batched, is_batched
+from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
     BackpropId,
@@ -34,6 +35,7 @@ from .node import (
     value_of,
 )
 from .numpy import reshape, stack, zeros, zeros_like
+from .vectorize import vmap
 
 _STRIP = PassThrough("identity")
 
@@ -357,16 +359,6 @@ def jvp(fun: Callable, primals: Any, tangents: Any):
     return out, jvp_fn(tuple(tangents))
 
 
-def _basis(x: Any):
-    """Unit vectors of ``x``'s shape and dtype, one per element, in C order."""
-    v = value_of(x)
-    if getattr(v, "dtype", None) is None:  # a Python number: a constant output
-        v = float_array(v, "jacobian: output")
-    xp = namespace(v)
-    eye = xp.eye(v.size, dtype=v.dtype)
-    return [eye[k].reshape(v.shape) for k in range(v.size)]
-
-
 def _shape(x: Any) -> tuple:
     return tuple(numpy.shape(value_of(x)))
 
@@ -382,12 +374,43 @@ def _nest(out_def: Any, in_def: Any, blocks: list, single: bool) -> Any:
     return tree.unflatten(out_def, [b[0] if single else b for b in per_out])
 
 
-def jacobian(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Callable:
-    """Reverse-mode Jacobian: of shape ``out.shape + in.shape`` (one vjp per output element).
+def _basis_stack(x: Any) -> Any:
+    """The unit vectors of ``x``'s shape and dtype, stacked: ``(x.size,) + x.shape``."""
+    v = value_of(x)
+    if getattr(v, "dtype", None) is None:  # a Python number: a constant output
+        v = float_array(v, "jacobian: output")
+    xp = namespace(v)
+    return xp.reshape(xp.eye(v.size, dtype=v.dtype), (v.size,) + tuple(v.shape))
 
-    Pytrees nest as JAX nests them: the output's structure outside, the
-    arguments' inside.  Outputs must be real, unless ``holomorphic=True``:
-    then inputs and outputs are complex and the result holds ``d out / d z``.
+
+def _size(x: Any) -> int:
+    n = 1
+    for k in _shape(x):
+        n *= k
+    return n
+
+
+def _mapped(fun: Callable, basis: Any, chunk_size: int | None, axis: int) -> tuple:
+    """``fun`` over the basis vectors, vectorized; one at a time where a derivative rule
+    cannot take a batch (a raw library call, a solver that looks for Nodes: they raise
+    BatchedValueError), so that a Jacobian is never refused where the loop works."""
+    try:
+        return vmap(fun, out_axes=axis, chunk_size=chunk_size)(basis)
+    except BatchedValueError:
+        rows = [fun(basis[k]) for k in range(len(basis))]
+        return tuple(stack([r[j] for r in rows], axis=axis) for j in range(len(rows[0])))
+
+
+def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+             holomorphic: bool = False) -> Callable:
+    """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    One VJP per output element, all at once: the VJP is mapped with
+    :func:`~funcgrad.vmap` over the standard basis (``chunk_size`` of them at a
+    time, when given, to bound memory).  Pytrees nest as JAX nests them: the
+    output's structure outside, the arguments' inside.  Outputs must be real,
+    unless ``holomorphic=True``: then inputs and outputs are complex and the
+    result holds ``d out / d z``.
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacobian(lambda x: 2 * x)(numpy.ones(2))
@@ -407,12 +430,18 @@ def jacobian(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Call
         check_complex("jacobian", out_leaves, holomorphic, "outputs")
         blocks = []
         for k, o in enumerate(out_leaves):
-            rows = [tree.flatten(fn(tree.unflatten(out_def, _one_hot(out_leaves, k, e))))[0]
-                    for e in _basis(o)]
-            blocks.append([
-                reshape(stack_rows([r[j] for r in rows], x), _shape(o) + _shape(x))
-                for j, x in enumerate(in_leaves)
-            ])
+            if _size(o) == 0:
+                blocks.append([reshape(stack_rows([], x), _shape(o) + _shape(x))
+                               for x in in_leaves])
+                continue
+
+            def pull(e, k=k):
+                return tuple(tree.flatten(fn(tree.unflatten(out_def,
+                                                            _one_hot(out_leaves, k, e))))[0])
+
+            rows = _mapped(pull, _basis_stack(o), chunk_size, 0)
+            blocks.append([reshape(r, _shape(o) + _shape(x))
+                           for r, x in zip(rows, in_leaves, strict=True)])
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
@@ -421,8 +450,12 @@ def jacobian(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Call
 jacrev = jacobian
 
 
-def jacfwd(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Callable:
-    """Forward-mode Jacobian: of shape ``out.shape + in.shape`` (one jvp per input element).
+def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+           holomorphic: bool = False) -> Callable:
+    """Forward-mode Jacobian: of shape ``out.shape + in.shape``.
+
+    One JVP per input element, all at once (mapped with :func:`~funcgrad.vmap`
+    over the standard basis, ``chunk_size`` at a time when given).
 
     Inputs must be real, unless ``holomorphic=True``: then inputs and outputs
     are complex and the result holds ``d out / d z``.
@@ -444,40 +477,40 @@ def jacfwd(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Callab
         out_leaves, out_def = tree.flatten(out)
         if holomorphic:
             check_complex("jacfwd", out_leaves, True, "outputs")
-        # cols[j][c][k]: d out_k / d (element c of in_j)
-        cols = [
-            [tree.flatten(fn(tree.unflatten(in_def, _one_hot(in_leaves, j, e))))[0]
-             for e in _basis(x)]
-            for j, x in enumerate(in_leaves)
-        ]
-        blocks = []
-        for k, o in enumerate(out_leaves):
-            row = []
-            for j, x in enumerate(in_leaves):
-                stacked = stack_rows([c[k] for c in cols[j]], o)  # (in.size,) + out
-                moved = _move_first_last(stacked, len(_shape(o)))
-                row.append(reshape(moved, _shape(o) + _shape(x)))
-            blocks.append(row)
+        # cols[j][k]: d out_k / d in_j, of shape out_k.shape + (in_j.size,)
+        cols = []
+        for j, x in enumerate(in_leaves):
+            if _size(x) == 0:
+                cols.append([zeros(_shape(o) + (0,), value_of(o).dtype
+                                   if hasattr(value_of(o), "dtype") else float, like=value_of(x))
+                             for o in out_leaves])
+                continue
+
+            def push(e, j=j):
+                return tuple(tree.flatten(fn(tree.unflatten(in_def,
+                                                            _one_hot(in_leaves, j, e))))[0])
+
+            cols.append(list(_mapped(push, _basis_stack(x), chunk_size, -1)))
+        blocks = [[reshape(cols[j][k], _shape(o) + _shape(x)) for j, x in enumerate(in_leaves)]
+                  for k, o in enumerate(out_leaves)]
         return _nest(out_def, in_def, blocks, isinstance(argnums, int))
 
     return jac_fun
 
 
-def _move_first_last(x: Any, n: int) -> Any:
-    from .numpy import transpose
-
-    return transpose(x, tuple(range(1, n + 1)) + (0,))
-
-
-def hessian(fun: Callable, argnums: Any = 0, holomorphic: bool = False) -> Callable:
-    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))`` (``holomorphic`` passed to both).
+def hessian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+            holomorphic: bool = False) -> Callable:
+    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``, each vectorized
+    (``chunk_size``: at most that many basis vectors at a time; ``holomorphic``
+    passed to both).
 
     >>> import numpy, funcgrad as fg
     >>> fg.hessian(lambda x: (x ** 3).sum())(numpy.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacobian(fun, argnums, holomorphic), argnums, holomorphic)
+    return jacfwd(jacobian(fun, argnums, chunk_size, holomorphic), argnums, chunk_size,
+                  holomorphic)
 
 
 def hvp(fun: Callable, primals: Any, tangents: Any) -> Any:
@@ -516,6 +549,8 @@ def stop_gradient(x: Any) -> Any:
 def _raw(x: Any) -> Any:
     while type(x) is Node:  # a Node whose value is itself a Node (a user primitive's)
         x = x.value
+    if is_batched(x):  # fg.vmap's: the examples, each cut from every graph
+        return batched(_raw(x.value), x.axis, x.level)
     return x
 
 

@@ -115,11 +115,13 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
     if len(values) == 1:
         value = values[0]
         prim = Primitive(lambda *_: value, name)  # computed already: the call returns it
+        prim.computed = True  # (batched already too, under fg.vmap)
         prim.vjp_joint = lambda g, ans, args, kwargs, positions: vjp([g], args, positions)
         prim.jvp_joint = lambda pairs, ans, args, kwargs: jvp(pairs, args)[0]
         return [bind(prim, tuple(inputs), {})]
     bundle = Bundle(values)
     prim = Primitive(lambda *_: bundle, name)
+    prim.computed = True
     prim.vjp_joint = lambda g, ans, args, kwargs, positions: vjp(list(g), args, positions)
     prim.jvp_joint = lambda pairs, ans, args, kwargs: Bundle(jvp(pairs, args))
     node = bind(prim, tuple(inputs), {})

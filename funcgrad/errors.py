@@ -168,3 +168,35 @@ def describe_arguments(args: tuple, kwargs: dict | None = None) -> str:
     parts = [f"argument {i}: {describe(a)}" for i, a in enumerate(args)]
     parts += [f"{k}={describe(v)}" for k, v in (kwargs or {}).items()]
     return ", ".join(parts) or "no arguments"
+
+
+class BatchedValueError(FuncgradError, TypeError):
+    """Python read a value that ``fg.vmap`` maps over: it has one value per example.
+
+    ``if x > 0``, ``float(x)``, ``int(x)``, ``bool(x)``, ``x.item()`` and
+    indexing with ``x`` need one Python value, but inside ``vmap`` a batched
+    value has one per example, so the branch cannot be taken for all of them at
+    once.  Write the choice as data instead: ``fnp.where(x > 0, a, b)``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.vmap(lambda x: x if x > 0 else -x)(numpy.array([1.0, -2.0]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.BatchedValueError: bool() (an if, while, and, or) of a value batched by fg.vmap (the result of 'greater'): ...
+    """
+
+
+class VmapFallbackWarning(UserWarning):
+    """A primitive without a batching rule ran under ``fg.vmap`` as a loop.
+
+    The results are right (one call per example, stacked), only slower; give
+    the primitive a rule with :func:`fg.defbatch <funcgrad.defbatch>`.
+
+    >>> import warnings, numpy, funcgrad as fg
+    >>> twice = fg.primitive(lambda x: 2.0 * x)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = fg.vmap(twice)(numpy.ones((3, 2)))
+    >>> out.shape, caught[0].category.__name__
+    ((3, 2), 'VmapFallbackWarning')
+    """

@@ -36,6 +36,7 @@ import numpy
 
 from . import tree
 from .backprop import check_like, gradients
+from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
 from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
@@ -152,6 +153,7 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
     if len(values) == 1:
         value = values[0]
         prim = Primitive(lambda *_: value, name)
+        prim.computed = True  # (batched already too, under fg.vmap)
         prim.vjp_joint = lambda g, ans, args, kwargs, positions: vjp([g], [ans], args, positions)
         prim.jvp_joint = lambda pairs, ans, args, kwargs: jvp(pairs, [ans], args)[0]
         return [bind(prim, tuple(inputs), {})]
@@ -162,6 +164,7 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
         return [_ITEM(ans, index=k) for k in range(n)] if type(ans) is Node else list(ans)
 
     prim = Primitive(lambda *_: bundle, name)
+    prim.computed = True
     prim.vjp_joint = lambda g, ans, args, kwargs, positions: vjp(list(g), items(ans), args,
                                                                  positions)
     prim.jvp_joint = lambda pairs, ans, args, kwargs: Bundle(jvp(pairs, items(ans), args))
@@ -232,6 +235,11 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     array([-0.12,  0.04])
     """
     name = "custom_linear_solve"
+    looped = per_example(lambda b: custom_linear_solve(matvec, b, solve, transpose_solve,
+                                                       symmetric, has_aux), b, name)
+    if looped is not NOT_MAPPED:  # under fg.vmap: the solve sees one example at a time
+        return looped
+    refuse_under_outer_graph(name)
     b_leaves, b_def = tree.flatten(b)
     b_raw = [_raw(v, f"{name}: b leaf {k}") for k, v in enumerate(b_leaves)]
     b_leaves = [v if type(v) is Node else r for v, r in zip(b_leaves, b_raw, strict=True)]
@@ -340,6 +348,11 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     True
     """
     name = "custom_root"
+    looped = per_example(lambda g: custom_root(f, g, solve, tangent_solve, has_aux),
+                         initial_guess, name)
+    if looped is not NOT_MAPPED:
+        return looped
+    refuse_under_outer_graph(name)
     g_leaves, g_def = tree.flatten(initial_guess)
     guess = [_raw(v, f"{name}: initial_guess leaf {k}") for k, v in enumerate(g_leaves)]
     with _unrecorded():

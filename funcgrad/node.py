@@ -68,6 +68,12 @@ class BackpropId:
 
 DEFAULT_BACKPROP_ID = BackpropId("default", 0)
 
+
+def next_ordinal() -> int:
+    """The next place in the one order of graphs and vmap levels (their creation's)."""
+    return next(_ordinals)
+
+
 class Block:
     """One block of a :class:`ContextStack`: what it changed, to undo it alone.
 
@@ -445,6 +451,11 @@ def _check_id(backprop_id: Any) -> BackpropId:
     return backprop_id
 
 
+# fg.vmap's: a Node a new graph takes as a leaf inside a vmap newer than the Node's
+# graphs becomes a constant of that vmap first, so that levels and graphs stay nested.
+_LIFT: list = []
+
+
 def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     """A leaf Node holding ``x`` on the graph ``backprop_id`` (default graph if None).
 
@@ -461,6 +472,8 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             f"graph {bp.name!r} is not open here: use its BackpropId inside its "
             "backprop_scope block"
         )
+    if type(x) is Node and _LIFT:  # inside a vmap newer than x's graphs: x is its constant
+        x = _LIFT[0](x)
     if type(x) is Node:
         if bp in x.graphs:
             raise BackpropError(f"this Node already requires grad on graph {bp.name!r}")

@@ -194,7 +194,7 @@ class Primitive:
         except TypeError:  # a list or tuple argument holds Nodes (or device arrays)
             converted = array_likes(args)
             if converted is None:
-                raise
+                return _batched_inside(self, args, kwargs)
             return self(*converted, **kwargs)
         except _FOREIGN as exc:
             _reraise(self, exc, args, kwargs)
@@ -271,7 +271,7 @@ class UnaryPrimitive(Primitive):
             except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x,))
                 if converted is None:
-                    raise
+                    return _batched_inside(self, (x,), kwargs)
                 return self(*converted, **kwargs)
             except _FOREIGN as exc:
                 _reraise(self, exc, (x,), kwargs)
@@ -307,7 +307,7 @@ class BinaryPrimitive(Primitive):
             except TypeError:  # a list or tuple holding Nodes (or device arrays)
                 converted = array_likes((x, y))
                 if converted is None:
-                    raise
+                    return _batched_inside(self, (x, y), kwargs)
                 return self(*converted, **kwargs)
             except _FOREIGN as exc:
                 _reraise(self, exc, (x, y), kwargs)
@@ -366,6 +366,10 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
             sequences = True
         elif t not in NUMPY_TYPES:
             impl = None
+    if _BATCHED and (impl is None or sequences):  # vmap: a batched value of a newer level
+        run = _batched_first(args, graphs)         # than every graph is unwrapped first
+        if run is not None:
+            return run(prim, args, kwargs)
     if sequences and (impl is None or impl is prim.impl):  # other namespaces may not raise
         converted = array_likes(args)                       # on Nodes in lists
         if converted is not None:
@@ -414,12 +418,91 @@ def register_runner(array_type: type, run: Callable) -> None:
 def foreign(prim: Primitive, args: Any, kwargs: dict) -> Any:
     """``prim`` on raw arguments that are not all NumPy data: by the runner of an
     argument's type when there is one, else by ``prim.impl`` in their namespace."""
+    if _BATCHED:  # vmap's batched values first: their rules call the other runners
+        run = _batched_first(args, None)
+        if run is not None:
+            return run(prim, tuple(args), kwargs)
     if _RUNNERS:
         for a in args:
             run = _RUNNERS.get(type(a))
             if run is not None:
                 return run(prim, tuple(args), kwargs)
     return prim.impl(*args, **kwargs)
+
+
+# -- batched values (fg.vmap) --------------------------------------------------
+# vmap maps a function over an axis by calling it once with batched values: a
+# registered type holding (value, batch axis, level).  A primitive given one runs
+# its batching rule (``defbatch``) instead of its function.  Levels and graphs
+# share one order (creation): where a Node's graphs are all older than a batched
+# argument's level, the batched value is unwrapped first and the Node is a
+# constant of the rule; otherwise the Node is unwrapped first, as any Node is.
+
+_BATCHED: dict[type, Callable] = {}
+
+
+def register_batched(array_type: type, run: Callable) -> None:
+    """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
+    (one with a ``level`` attribute of an ``ordinal``), before any other runner."""
+    _BATCHED[array_type] = run
+
+
+def _batched_first(args: Any, graphs: Any) -> Callable | None:
+    """The runner of the newest batched argument (also inside a list or tuple argument),
+    when it is newer than every graph in ``graphs``; else None."""
+    newest, run = -1, None
+    for a in args:
+        t = type(a)
+        if t in _BATCHED:
+            if a.level.ordinal > newest:
+                newest, run = a.level.ordinal, _BATCHED[t]
+        elif t is list or t is tuple:
+            for b in a:
+                if type(b) in _BATCHED and b.level.ordinal > newest:
+                    newest, run = b.level.ordinal, _BATCHED[type(b)]
+    if run is None:
+        return None
+    if graphs:  # graphs still recorded on (a finished graph's Nodes are constants)
+        active = _ACTIVE.get()
+        live = [g.ordinal for g in graphs if g in active]
+        if live and newest < max(live):
+            return None
+    return run
+
+
+def _batched_inside(prim: Primitive, args: tuple, kwargs: dict) -> Any:
+    """Within ``except TypeError``: a batched value inside a tuple argument (an index)
+    reached raw code, which refused it: the call is batched instead; else re-raise."""
+    run = _batched_first(args, None) if _BATCHED else None
+    if run is None:
+        raise  # noqa: PLE0704  (the TypeError being handled)
+    return run(prim, args, kwargs)
+
+
+def defbatch(prim: Primitive, rule: Callable) -> None:
+    """Give ``prim`` a batching rule for :func:`fg.vmap <funcgrad.vmap>`.
+
+    ``rule(args, axes, **kwargs) -> (out, out_axis)``: ``args`` are the
+    primitive's positional arguments with the mapped one(s) holding every
+    example, ``axes[i]`` the mapped axis of argument ``i`` (non-negative) or
+    None where it is not mapped; it returns the batched result and its mapped
+    axis (non-negative, or None for a result that is the same for every
+    example).  Write it with ``funcgrad.numpy``: its arguments may be Nodes
+    when the mapped call is differentiated.  Without a rule, ``vmap`` runs the
+    primitive once per example (with a ``fg.VmapFallbackWarning``).
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> double = fg.primitive(lambda x: 2.0 * x)
+    >>> fg.defbatch(double, lambda args, axes: (double(args[0]), axes[0]))
+    >>> fg.vmap(double)(numpy.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([[2., 4.],
+           [6., 8.]])
+    """
+    if not isinstance(prim, Primitive):
+        raise FuncgradTypeError(f"defbatch needs a primitive (from fg.primitive), got {prim!r}")
+    if not callable(rule):
+        raise FuncgradTypeError(f"defbatch: the rule for {prim.name!r} must be callable")
+    prim.batch = rule
 
 
 # -- array-likes: lists and tuples that hold Nodes -------------------------------

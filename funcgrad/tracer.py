@@ -529,7 +529,7 @@ class Traced:
 
     # -- NumPy's protocols ---------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if any(type(a) is Node for a in inputs):
+        if any(_owns_operators(type(a)) for a in inputs):
             return NotImplemented  # the Node's own hook records it
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
@@ -540,7 +540,7 @@ class Traced:
         return self.tape.call(fn, inputs, kwargs, name, check)
 
     def __array_function__(self, func, types_, args, kwargs):
-        if any(t is Node for t in types_):
+        if any(_owns_operators(t) for t in types_):
             return NotImplemented
         name = func.__name__
         if name in METADATA:
@@ -618,10 +618,15 @@ def _install_members(cls: type, array_types: tuple) -> None:
         setattr(cls, name, _method(name) if callable(member) else _attribute(name))
 
 
+def _owns_operators(t: type) -> bool:
+    """Nodes and fg.vmap's batched values: their own operators record what they compute."""
+    return t is Node or getattr(t, "__funcgrad_wraps__", False)
+
+
 def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
     def method(self, other):
         t = type(other)
-        if t is Node:
+        if _owns_operators(t):
             return NotImplemented  # the Node's reflected operator records it
         tape = self.tape
         if t in _TRACED:
@@ -645,7 +650,7 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
 
 def _in_place(op: Callable, symbol: str) -> Callable:
     def method(self, other):
-        if type(other) is Node:
+        if _owns_operators(type(other)):
             return NotImplemented
         tape = self.tape
         tape._check_target(self, symbol)

@@ -180,11 +180,18 @@ for _name in ["astype", "reshape", "transpose", "sum", "mean", "max", "min", "pr
     setattr(StrictArray, _name, _method(_name))
 
 
+def _defers_to(other):
+    """Whether ``other`` outranks a device array in an operator, as CuPy decides: by a
+    higher ``__array_priority__`` (fg.vmap's batched values)."""
+    priority = getattr(other, "__array_priority__", 0)
+    return isinstance(priority, (int, float)) and priority > 100
+
+
 def _binary(name, reflected=False):
     op = getattr(operator, name)
 
     def method(self, other):
-        if type(other) is Node:  # let the Node's operator record it
+        if type(other) is Node or _defers_to(other):  # let the Node's operator record it
             return NotImplemented
         other = _unwrap(other, f"StrictArray.__{name}__")
         return _wrap(op(other, self._a) if reflected else op(self._a, other))
@@ -213,7 +220,7 @@ def _in_place(name):
     op = getattr(operator, f"i{name}")
 
     def method(self, other):
-        if type(other) is Node:
+        if type(other) is Node or _defers_to(other):
             return NotImplemented
         self._a = op(self._a, _unwrap(other, f"StrictArray.__i{name}__"))
         return self

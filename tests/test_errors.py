@@ -24,6 +24,7 @@ HIERARCHY = [
     (errors.FuncgradStateError, RuntimeError),
     (fg.ReplayError, TypeError),
     (errors.FuncgradIndexError, IndexError),
+    (fg.BatchedValueError, TypeError),
     (fg.FrozenNodeError, AttributeError),
 ]
 
@@ -47,7 +48,8 @@ def _exported_errors():
     found = {}
     for module in (fg, errors):
         for name, obj in vars(module).items():
-            if inspect.isclass(obj) and issubclass(obj, BaseException):
+            if (inspect.isclass(obj) and issubclass(obj, BaseException)
+                    and not issubclass(obj, Warning)):  # warnings are not errors
                 found[name] = obj
     return sorted(found.items())
 

@@ -29,7 +29,9 @@ LAYERS = {
     "funcgrad.numpy.random": 4,  # fnp.random, also fg.random
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
+    "funcgrad.batching": 5,
     "funcgrad.combinators": 6,
+    "funcgrad.vectorize": 6,
     "funcgrad.graph": 6,
     "funcgrad.custom": 6,
     "funcgrad.checks": 6,

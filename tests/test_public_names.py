@@ -29,6 +29,7 @@ FUNCGRAD = {
     "FuncgradError", "BackpropError", "GradientTypeError", "DeviceMismatchError", "replay", "ReplayError",
     "DEFAULT_BACKPROP_ID", "MissingRuleError", "Primitive", "nn", "numpy", "tree",
     "dask",  # API.md §7: fg.dask, imported on first use, listed where Dask is installed
+    "vmap", "defbatch", "BatchedValueError", "VmapFallbackWarning",  # API.md §3, §5
     "random",  # API.md §8: fg.random is fnp.random
 }
 FUNCGRAD |= {"custom_jvp", "linearize", "elementwise_grad"}  # API.md §3 (issue 18)

@@ -14,10 +14,11 @@ from benchmarks.workloads import (
     mlp,
     nth_derivative,
     overhead,
+    vmap,
 )
 
 WORKLOADS: dict[str, ModuleType] = {
     module.NAME: module
     for module in (overhead, mlp, fanin, hvp, nth_derivative, chain_depth, backward_memory,
-                   first_call)
+                   first_call, vmap)
 }

@@ -148,7 +148,7 @@ from .updates import at
 from ..primitive import Primitive as _Primitive
 from ..primitive import guarded as _guarded
 from ..primitive import register_array_like
-from . import _methods
+from . import _batching, _methods
 
 # The public functions that are not primitives raise only documented errors, as
 # primitives do (see funcgrad.primitive.translated); aliases share one guard.
@@ -166,8 +166,9 @@ for _name in linalg.__all__:
 del _guards, _name, _value
 
 _methods.install()  # Node's operators, methods and NumPy hooks
+_batching.install()  # fg.vmap's rules for the primitives above
 register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
-del _methods, register_array_like
+del _methods, _batching, register_array_like
 
 newaxis = None
 

@@ -102,7 +102,22 @@ def ufunc(name: str) -> Primitive:
     # Named where it is defined, so that it pickles by reference (Dask's workers).
     prim.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
     prim.__qualname__ = name
+    prim.batch = _elementwise_batch(prim)  # fg.vmap: every ufunc broadcasts over the batch
     return prim
+
+
+def _elementwise_batch(prim: Primitive):
+    """The batching rule of an elementwise primitive (see ``_batching.elementwise``)."""
+    rules: list = []
+
+    def rule(args, axes, **kwargs):
+        if not rules:
+            from ._batching import elementwise
+
+            rules.append(elementwise(prim))
+        return rules[0](args, axes, **kwargs)
+
+    return rule
 
 
 def unbroadcast(g: Any, shape: tuple) -> Any:

@@ -24,6 +24,7 @@ import numpy
 import scipy.special as _sp
 
 from .. import numpy as fnp
+from ..batching import innermost_raw
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..numpy._core import bcast, lazy, raw, unbroadcast, xp_of
 from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, guarded
@@ -727,6 +728,7 @@ def multigammaln(a: Any, d: int) -> Any:
     d = int(d)
     if not lazy(a):
         v = raw(fnp.asarray(a)) if isinstance(a, (list, tuple)) else raw(a)
+        v = innermost_raw(v)  # under fg.vmap: every example's values at once
         if bool(xp_of(v).any(xp_of(v).less_equal(v, 0.5 * (d - 1)))):
             raise FuncgradValueError(
                 f"multigammaln: every entry of a must exceed (d - 1) / 2 = {0.5 * (d - 1)}"
