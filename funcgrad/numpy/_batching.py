@@ -473,7 +473,7 @@ def install() -> None:
     _r._shift.batch = reducer(_r._shift)
     _r._scan.batch = reducer(_r._scan, pos=2)
     _r._rscan.batch = reducer(_r._rscan, pos=2)
-    for prim in (_e._clip, _e._round):
+    for prim in (_e._clip, _e._round, _e._angle, _e._safe_mul):
         prim.batch = elementwise(prim)
     _s._astype.batch = keep_axis(_s._astype)
     _s.reshape.batch = _reshape
@@ -492,3 +492,4 @@ def install() -> None:
                  _l._svdvals, _l._qr):
         prim.batch = leading(prim)
     _l._solve.batch = leading(_l._solve)  # b a stack of matrices: padded as a is
+    _l._sign_det.batch = leading(_l._sign_det)
