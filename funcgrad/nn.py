@@ -208,6 +208,123 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1) -> Any:
     return fnp.mean(-fnp.sum(fnp.multiply(target, logp), axis=ax))
 
 
+# -- issue 19: gelu silu elu leaky_relu log_sigmoid one_hot ------------------------------
+
+__all__ += ["elu", "gelu", "leaky_relu", "log_sigmoid", "one_hot", "silu"]
+
+
+def silu(x: Any) -> Any:
+    """``x * sigmoid(x)`` (also called swish).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.grad(fg.nn.silu)(0.0)
+    array(0.5)
+    """
+    return fnp.multiply(x, sigmoid(x))
+
+
+def log_sigmoid(x: Any) -> Any:
+    """``log(sigmoid(x)) = -softplus(-x)``, finite for every finite ``x``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.nn.log_sigmoid(numpy.array([-1000.0, 0.0]))
+    array([-1.00000000e+03, -6.93147181e-01])
+    """
+    return fnp.negative(softplus(fnp.negative(x)))
+
+
+def leaky_relu(x: Any, negative_slope: float = 0.01) -> Any:
+    """``x`` where ``x >= 0``, else ``negative_slope * x``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.nn.leaky_relu(numpy.array([-2.0, 3.0]), 0.1)
+    array([-0.2,  3. ])
+    """
+    return fnp.where(fnp.greater_equal(x, 0), x, fnp.multiply(x, negative_slope))
+
+
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (``expm1`` of the negative
+    part only, so that large ``x`` never overflows).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.nn.elu(numpy.array([-1000.0, 2.0]))
+    array([-1.,  2.])
+    """
+    pos = fnp.greater(x, 0)
+    neg = fnp.where(pos, _zero(x), x)
+    return fnp.where(pos, x, fnp.multiply(fnp.expm1(neg), alpha))
+
+
+_SQRT_2_OVER_PI = 0.7978845608028654
+_INV_SQRT_2 = 0.7071067811865476
+
+
+def _erf_impl(x: Any) -> Any:
+    xp = namespace(x)
+    if xp is numpy:
+        from scipy.special import erf
+
+        out = erf(x)
+        return out.astype(x.dtype) if getattr(out, "dtype", x.dtype) != x.dtype else out
+    special = getattr(getattr(xp, "scipy", None), "special", None) or getattr(xp, "special", None)
+    if special is None:
+        raise FuncgradTypeError(
+            f"gelu(approximate=False) needs erf, which {getattr(xp, '__name__', xp)} lacks; "
+            "use approximate=True"
+        )
+    return special.erf(x)
+
+
+from .numpy._core import defjvp as _defjvp
+from .numpy._core import defvjp as _defvjp
+from .numpy._core import primitive as _primitive
+
+_erf = _primitive(_erf_impl)
+_erf.name = "erf"
+_erf.__qualname__ = "_erf"  # found where it is defined: it pickles by reference
+_defvjp(_erf, lambda g, ans, x: g * 1.1283791670955126 * fnp.exp(-(x * x)))
+_defjvp(_erf, lambda t, ans, x: t * 1.1283791670955126 * fnp.exp(-(x * x)))
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """The Gaussian error linear unit ``x * Phi(x)``: with ``approximate=True`` (JAX's
+    default) the tanh form ``x / 2 * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``,
+    else exactly, with ``erf``.
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.nn.gelu(numpy.array([-1000.0, 0.0, 1000.0]))
+    array([  -0.,    0., 1000.])
+    """
+    if approximate:
+        inner = fnp.multiply(x + 0.044715 * (x * x * x), _SQRT_2_OVER_PI)
+        return fnp.multiply(x, 0.5) * (1 + fnp.tanh(inner))
+    return fnp.multiply(x, 0.5) * (1 + _erf(fnp.multiply(x, _INV_SQRT_2)))
+
+
+def one_hot(x: Any, num_classes: int, dtype: Any = numpy.float64, axis: int = -1) -> Any:
+    """Integer class indices ``x`` as one-hot vectors of length ``num_classes`` along
+    ``axis`` (data: rows of indices outside ``[0, num_classes)`` are all zeros, as in JAX).
+
+    >>> import numpy, funcgrad as fg
+    >>> fg.nn.one_hot(numpy.array([0, 2]), 3)
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
+    """
+    v = fnp.asarray(x)
+    from .numpy._core import raw, xp_of
+
+    v = raw(v)
+    if v.dtype.kind not in "iub":
+        raise FuncgradTypeError(f"one_hot: class indices must be integers, got dtype {v.dtype}")
+    xp = xp_of(v)
+    n = int(num_classes)
+    nd = v.ndim + 1
+    ax = normalize_axes(axis, nd)[0]
+    classes = xp.arange(n).reshape((n,) + (1,) * (nd - 1 - ax))
+    return xp.equal(xp.expand_dims(v, ax), classes).astype(dtype)
+
+
 # Only documented errors, whatever the arguments (see funcgrad.primitive.guarded).
 for _name in __all__:
     if not isinstance(globals()[_name], Primitive):

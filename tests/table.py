@@ -96,3 +96,29 @@ def load_rows() -> list:
         spec.loader.exec_module(module)
         rows.extend(module.ROWS)
     return rows
+
+
+# Rows of issue 19 (rows_fft.py, rows_numpy19.py) that the complex tables
+# (tests/complex_table.py, tests/test_complex_jax.py, on the complex branch) must
+# leave out, with the reason: complex_table.REAL_ONLY should include REAL_ONLY, and
+# test_complex_jax should skip the JAX_DIFFERS rows.
+REAL_ONLY = {
+    # NumPy raises for complex input
+    "fft.rfft", "fft.rfft2", "fft.rfftn", "remainder", "mod", "fmod", "hypot", "cbrt",
+    "logaddexp2", "deg2rad", "rad2deg", "radians", "degrees", "fabs", "atan2", "trunc", "fix",
+    "floor_divide", "rint",
+    # they order or compare their input (lexicographic for complex: no derivative)
+    "median", "quantile", "percentile", "partition", "ptp", "nanmax", "nanmin", "fmax", "fmin",
+    "interp", "select", "nansum", "nanmean", "nancumsum", "nanprod",
+    # fg.nn's functions are of real numbers (as the existing nn rows)
+    "nn.gelu", "nn.silu", "nn.elu", "nn.leaky_relu", "nn.log_sigmoid",
+}
+JAX_DIFFERS = {
+    "real_if_close": "jax.numpy has no real_if_close",
+    "row_stack": "jax.numpy has no row_stack",
+    "linalg.eigvalsh": "complex inputs are not Hermitian: NumPy reads one triangle, JAX "
+                       "symmetrizes (as for eigh)",
+    "linalg.eig": "JAX refuses eigenvector derivatives of non-symmetric matrices",
+    "linalg.eigvals": "NumPy's and JAX's LAPACK calls may order complex eigenvalues "
+                      "differently",
+}

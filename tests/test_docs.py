@@ -70,10 +70,11 @@ def _public(module) -> set[str]:
 # their own, and the constants (plain floats and None) are described in prose.
 REFERENCE = [
     (fg, "funcgrad", _public(fg) - {"nn", "numpy", "optim", "tree", "dask", "random"}),
-    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "random", "pi", "e", "inf", "nan",
+    (fnp, "funcgrad.numpy", _public(fnp) - {"linalg", "random", "fft", "pi", "e", "inf", "nan",
                                             "newaxis"}),
     (fnp.random, "funcgrad.numpy.random", _public(fnp.random)),
     (fnp.linalg, "funcgrad.numpy.linalg", _public(fnp.linalg)),
+    (fnp.fft, "funcgrad.numpy.fft", _public(fnp.fft)),
     (fg.nn, "funcgrad.nn", _public(fg.nn)),
     (fg.tree, "funcgrad.tree", {"flatten", "unflatten", "flatten_up_to", "tree_map"}),
     (fg.optim, "funcgrad.optim", _public(fg.optim)),

@@ -24,6 +24,7 @@ MODULES = {
     "funcgrad.numpy": fnp,
     "funcgrad.numpy.linalg": fnp.linalg,
     "funcgrad.numpy.random": fnp.random,
+    "funcgrad.numpy.fft": fnp.fft,
     "funcgrad.nn": fg.nn,
     "funcgrad.optim": fg.optim,
 }
@@ -53,6 +54,8 @@ def _public_callables() -> list[tuple[str, object]]:
             value = getattr(module, name)
             if name.startswith("_") or inspect.ismodule(value) or not callable(value):
                 continue
+            if inspect.isclass(value) and value.__module__.split(".")[0] == "numpy":
+                continue  # NumPy's dtype names (fnp.float32...): NumPy's own classes
             found.append((f"{prefix}.{name}", value))
     found += [(f"funcgrad.tree.{name}", getattr(fg.tree, name)) for name in TREE]
     return found

@@ -23,6 +23,31 @@ DIFFERENTIABLE = ["add", "subtract", "multiply", "divide", "true_divide", "negat
 DATA_ONLY = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isfinite", "isnan", "argmax", "argmin", "sign", "array", "asarray", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "all", "any"]
 
 
+# Issue 19: fnp.fft, the rest of NumPy, the new linalg and nn functions.
+DIFFERENTIABLE += [f"fft.{n}" for n in fnp.fft.__all__ if not n.endswith("freq")] + [
+    "acos", "acosh", "append", "array_split", "asin", "asinh", "atan", "atan2", "atanh",
+    "atleast_2d", "atleast_3d", "average", "c_", "cbrt", "column_stack", "convolve", "corrcoef",
+    "correlate", "cov", "deg2rad", "degrees", "diff", "dsplit", "dstack", "fabs", "fix",
+    "fliplr", "flipud", "floor_divide", "fmax", "fmin", "fmod", "gradient", "hsplit", "hypot",
+    "interp", "kron", "logaddexp2", "logspace", "median", "mod", "nan_to_num", "nancumprod",
+    "nancumsum", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
+    "partition", "percentile", "permute_dims", "polyval", "pow", "ptp", "quantile", "r_",
+    "rad2deg", "radians", "real_if_close", "remainder", "rint", "rollaxis", "rot90",
+    "row_stack", "select", "sinc", "take_along_axis", "trapezoid", "trunc", "vander", "vsplit",
+    "linalg.eigvalsh", "linalg.svdvals", "linalg.pinv", "linalg.lstsq", "linalg.matrix_power",
+    "linalg.multi_dot", "linalg.eig", "linalg.eigvals", "nn.gelu", "nn.silu", "nn.elu", "nn.leaky_relu", "nn.log_sigmoid",
+]
+DATA_ONLY += [
+    "allclose", "argpartition", "argsort", "argwhere", "array_equal", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero", "flatnonzero", "invert",
+    "isclose", "iscomplex", "iscomplexobj", "isinf", "isneginf", "isposinf", "isreal",
+    "isrealobj", "logical_and", "logical_not", "logical_or", "logical_xor", "nanargmax",
+    "nanargmin", "nonzero", "searchsorted", "signbit", "unique", "empty", "empty_like",
+    "identity", "ndim", "size", "fft.fftfreq", "fft.rfftfreq", "linalg.matrix_rank",
+    "nn.one_hot",
+]
+
+
 def _resolve(name: str):
     if name.startswith("nn."):
         return getattr(fg.nn, name[3:])

@@ -59,13 +59,44 @@ FNP = {
 FNP |= {"astype", "getitem", "index_add", "index_update", "isinf", "at"}  # exported extras
 FNP |= {"real", "imag", "conj", "conjugate", "angle"}  # complex parts (issue 19)
 
-LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr"}
+# API.md §2, issue 19: the rest of NumPy (funcgrad/numpy/more.py) and fnp.fft.
+FNP |= {
+    "acos", "acosh", "allclose", "append", "argpartition", "argsort", "argwhere", "array_equal",
+    "array_split", "asin", "asinh", "atan", "atan2", "atanh", "atleast_2d", "atleast_3d",
+    "average", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "c_", "cbrt",
+    "column_stack", "convolve", "corrcoef", "correlate", "count_nonzero", "cov", "deg2rad",
+    "degrees", "diff", "dsplit", "dstack", "empty", "empty_like", "fabs", "fft", "fix",
+    "flatnonzero", "fliplr", "flipud", "floor_divide", "fmax", "fmin", "fmod", "gradient",
+    "hsplit", "hypot", "identity", "interp", "invert", "isclose", "iscomplex", "iscomplexobj",
+    "isneginf", "isposinf", "isreal", "isrealobj", "kron", "logaddexp2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logspace", "median", "mod", "nan_to_num",
+    "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmin",
+    "nanprod", "nanstd", "nansum", "nanvar", "ndim", "nonzero", "partition", "percentile",
+    "permute_dims", "polyval", "pow", "ptp", "quantile", "r_", "rad2deg", "radians",
+    "real_if_close", "remainder", "rint", "rollaxis", "rot90", "row_stack", "searchsorted",
+    "select", "signbit", "sinc", "size", "take_along_axis", "trapezoid", "trunc", "unique",
+    "vander", "vsplit",
+}
+# NumPy's dtype names (NumPy's own types, re-exported) and dtype helpers.
+DTYPES = {
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "int_", "intp", "uint",
+    "double", "single", "longlong", "integer", "floating", "complexfloating", "number",
+    "dtype", "finfo", "iinfo",
+}
+FNP |= DTYPES
+FFT = {"fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+       "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"}
+
+LINALG = {"inv", "det", "slogdet", "solve", "cholesky", "norm", "eigh", "svd", "qr",
+          "eigvalsh", "svdvals", "pinv", "lstsq", "matrix_power", "multi_dot", "matrix_rank",
+          "eig", "eigvals"}
 # API.md §8: numpy.random's names (its classes, bit generators, legacy functions).
 RANDOM = {"Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64DXSM",
           "Philox", "default_rng", "ranf", "sample"} | {
     n for n in dir(np.random.RandomState) if not n.startswith("_") and n != "tomaxint"}
 NN = {"sigmoid", "relu", "softplus", "log_softmax", "softmax", "logsumexp",
-      "softmax_cross_entropy"}
+      "softmax_cross_entropy", "gelu", "silu", "elu", "leaky_relu", "log_sigmoid", "one_hot"}
 
 import funcgrad.scipy.optimize  # API.md §10
 import funcgrad.scipy.sparse.linalg
@@ -77,9 +108,10 @@ MODULES = [
     pytest.param(fg, FUNCGRAD, {"nn", "numpy", "optim", "random", "tree", "dask"},
                  id="funcgrad"),
     pytest.param(fg.optim, OPTIM, set(), id="funcgrad.optim"),
-    pytest.param(fnp, FNP | {"random"}, {"linalg", "random"}, id="funcgrad.numpy"),
+    pytest.param(fnp, FNP | {"random"}, {"linalg", "random", "fft"}, id="funcgrad.numpy"),
     pytest.param(fnp.random, RANDOM, set(), id="funcgrad.numpy.random"),
     pytest.param(fnp.linalg, LINALG, set(), id="funcgrad.numpy.linalg"),
+    pytest.param(fnp.fft, FFT, set(), id="funcgrad.numpy.fft"),
     pytest.param(fg.nn, NN, set(), id="funcgrad.nn"),
 ]
 
@@ -126,6 +158,12 @@ def test_internals_stay_importable():
 def test_the_nn_and_numpy_subpackages_are_not_star_exported():
     # ``from funcgrad import *`` must not shadow the real numpy.
     assert "numpy" not in fg.__all__ and "grad" in fg.__all__
+
+
+def test_dtype_names_are_numpys_own():
+    for name in DTYPES:
+        assert getattr(fnp, name) is getattr(np, name), name
+    assert fnp.zeros(2, fnp.float32).dtype == np.float32
 
 
 def test_constants_are_numpys_plain_python_values():

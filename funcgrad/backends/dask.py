@@ -452,11 +452,27 @@ def checked(x: Any, predicate: Any, error: BaseException) -> Any:
 # -- the namespace ---------------------------------------------------------------------
 
 
+class _FFT:
+    """``dask.array.fft``, each transformed axis made one chunk first (Dask transforms
+    only along axes of one chunk); funcgrad always names its ``axes``."""
+
+    def __getattr__(self, name: str) -> Any:
+        fun = getattr(da.fft, name)
+
+        def call(a, *args, axes=None, **kwargs):
+            if axes is not None and isinstance(a, da.Array):
+                a = a.rechunk({ax: -1 for ax in axes})
+            return fun(a, *args, axes=axes, **kwargs) if axes is not None else fun(a, *args, **kwargs)
+
+        return call
+
+
 class DaskNamespace:
     """``dask.array`` with NumPy's signatures where Dask's differ (see the module notes)."""
 
     def __init__(self) -> None:
         self.linalg = _Linalg()
+        self.fft = _FFT()
         self.index_add = index_add
         self.checked = checked
         self.getitem = getitem

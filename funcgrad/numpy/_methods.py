@@ -24,6 +24,7 @@ from ..errors import FuncgradTypeError, NodeConversionError
 from ..node import Node, _conversion_error
 from ..primitive import guarded
 from . import elementwise as _e
+from . import more as _more
 from . import products as _p
 from . import reductions as _r
 from . import shape as _s
@@ -46,6 +47,8 @@ def _operator_ufuncs() -> dict:
         "matmul": _p.matmul, "negative": _e.negative, "absolute": _e.absolute,
         "less": c.less, "less_equal": c.less_equal, "greater": c.greater,
         "greater_equal": c.greater_equal,
+        "remainder": _more.remainder, "floor_divide": _more.floor_divide,
+        "divmod": lambda x, y: (_more.floor_divide(x, y), _more.remainder(x, y)),
     }
 
 
@@ -245,6 +248,14 @@ METHODS = {
     "__rmul__": lambda self, other: _e.multiply(other, self),
     "__truediv__": lambda self, other: _e.divide(self, other),
     "__rtruediv__": lambda self, other: _e.divide(other, self),
+    "__mod__": lambda self, other: _more.remainder(self, other),
+    "__rmod__": lambda self, other: _more.remainder(other, self),
+    "__floordiv__": lambda self, other: _more.floor_divide(self, other),
+    "__rfloordiv__": lambda self, other: _more.floor_divide(other, self),
+    "__divmod__": lambda self, other: (_more.floor_divide(self, other),
+                                       _more.remainder(self, other)),
+    "__rdivmod__": lambda self, other: (_more.floor_divide(other, self),
+                                        _more.remainder(other, self)),
     "__pow__": lambda self, other: _e.power(self, other),
     "__rpow__": lambda self, other: _e.power(other, self),
     "__matmul__": lambda self, other: _p.matmul(self, other),

@@ -913,3 +913,327 @@ __all__ = ["cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "
 
 def __dir__() -> list:
     return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
+
+
+# -- issue 19: eigvalsh, svdvals, pinv, lstsq, matrix_power, multi_dot, matrix_rank ---
+
+
+def _cj(x):
+    """``conj(x)`` of complex data (the complex helper's ``fnp.conj``), ``x`` of real."""
+    if getattr(raw(x), "dtype", numpy.dtype(float)).kind != "c":
+        return x
+    from .. import numpy as fnp
+
+    conj = getattr(fnp, "conj", None)
+    if conj is None:
+        raise FuncgradTypeError("linalg: complex matrices need fnp.conj, which is missing")
+    return conj(x)
+
+
+def _H(x):
+    return _cj(_T(x))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:
+    """``numpy.linalg.eigvalsh``: the eigenvalues of symmetric matrices, ascending
+    (``eigh``'s first result); the gradient is ``v diag(g) v^T``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvalsh(numpy.array([[2.0, 1.0], [1.0, 2.0]]))
+    array([1., 3.])
+    """
+    return eigh(a, UPLO)[0]
+
+
+def svdvals(x: Any) -> Any:
+    """``numpy.linalg.svdvals``: the singular values, descending (``svd``'s ``S``).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.svdvals(numpy.diag([1.0, 3.0]))
+    array([3., 1.])
+    """
+    return svd(x, compute_uv=False)
+
+
+@primitive
+def _pinv(a, rcond=None):
+    xp = _ns(a)
+    half = a.dtype == numpy.float16
+    b = a.astype(numpy.float32) if half else a
+    out = xp.linalg.pinv(b) if rcond is None else xp.linalg.pinv(b, rcond)
+    return out.astype(numpy.float16) if half else out
+
+
+_pinv.name = "pinv"
+
+
+def _pinv_parts(ans, a):
+    m, n = shape_of(a)[-2:]
+    return _eye_like(a, m) - matmul(a, ans), _eye_like(a, n) - matmul(ans, a)
+
+
+def _pinv_jvp(t, ans, a, rcond=None):
+    # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+  (constant rank)
+    left, right = _pinv_parts(ans, a)
+    th = _H(t)
+    return (-matmul(ans, matmul(t, ans)) + matmul(matmul(ans, _H(ans)), matmul(th, left))
+            + matmul(right, matmul(th, matmul(_H(ans), ans))))
+
+
+def _pinv_vjp(g, ans, a, rcond=None):
+    # the transpose of the JVP under <a, b> = real(sum(a * b))
+    left, right = _pinv_parts(ans, a)
+    gt = _T(g)
+    return (-matmul(_T(ans), matmul(g, _T(ans)))
+            + _cj(matmul(left, matmul(gt, matmul(ans, _H(ans)))))
+            + _cj(matmul(matmul(_H(ans), ans), matmul(gt, right))))
+
+
+defvjp(_pinv, _pinv_vjp)
+defjvp(_pinv, _pinv_jvp)
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
+    """``numpy.linalg.pinv``: the Moore-Penrose pseudo-inverse of matrices ``(..., m, n)``.
+
+    Differentiable where the rank is constant (singular values below ``rcond`` stay
+    there): Golub and Pereyra's formula ``-A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A)
+    dA^T A+^T A+``.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.pinv(numpy.array([[2.0], [0.0]]))
+    array([[0.5, 0. ]])
+    """
+    (a,) = as_arrays(a)
+    if len(shape_of(a)) < 2:
+        raise FuncgradValueError(f"linalg.pinv: needs matrices (..., m, n), got shape "
+                                 f"{shape_of(a)}")
+    return _pinv(a, rcond=None if rcond is None else float(raw(rcond)))
+
+
+class LstsqResult(NamedTuple):
+    """``(x, residuals, rank, s)``, as ``numpy.linalg.lstsq`` returns them."""
+
+    x: Any
+    residuals: Any
+    rank: Any
+    s: Any
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
+    """``numpy.linalg.lstsq``: the least-squares solution ``x`` of ``a @ x = b``, the sums
+    of squared residuals (when ``a`` has full column rank and more rows than columns),
+    the rank (data) and the singular values; ``x`` is ``pinv(a) @ b``, differentiable
+    in ``a`` and ``b`` where the rank is constant.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.lstsq(numpy.array([[1.0], [1.0]]), numpy.array([1.0, 3.0])).x
+    array([2.])
+    """
+    a, b = as_arrays(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
+        raise FuncgradValueError(f"linalg.lstsq: incompatible shapes {sa} and {sb}")
+    av = raw(a)
+    xp = xp_of(av)
+    s = svdvals(a)
+    sv = raw(s)
+    m, n = sa
+    cut = (numpy.finfo(av.dtype).eps * max(m, n) if rcond is None else float(raw(rcond)))
+    rank = int(xp.sum(sv > cut * (sv[0] if sv.shape[0] else 0)))
+    vec = len(sb) == 1
+    bb = reshape(b, (m, 1)) if vec else b
+    x = matmul(_pinv(a, rcond=cut), bb)
+    if rank == n and m > n:
+        r = bb - matmul(a, x)
+        if raw(r).dtype.kind == "c":
+            from .fft import _re
+
+            residuals = _sum(_re(r * _conj(r)), axis=0)
+        else:
+            residuals = _sum(r * r, axis=0)
+    else:
+        residuals = xp.zeros((0,), dtype=numpy.finfo(av.dtype).dtype)
+    if vec:
+        x = reshape(x, (n,))
+    return LstsqResult(x, residuals, rank, s)
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``numpy.linalg.matrix_power``: ``a`` multiplied by itself ``n`` times (``inv(a)``
+    for negative ``n``, the identity for 0), by repeated squaring.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.linalg.matrix_power(a, 3)[0, 0])(numpy.array([[2.0]]))
+    array([[12.]])
+    """
+    a = _square(a, "matrix_power")
+    try:
+        n = int(numbers.Integral.__index__(n)) if not isinstance(n, int) else n
+    except TypeError:
+        raise FuncgradTypeError(f"linalg.matrix_power: exponent must be an integer, got {n!r}")
+    if n == 0:
+        k = shape_of(a)[-1]
+        return bcast(_eye_like(a, k), raw(a))
+    if n < 0:
+        a, n = inv(a), -n
+    out = None
+    sq = a
+    while n:
+        if n & 1:
+            out = sq if out is None else matmul(out, sq)
+        n >>= 1
+        if n:
+            sq = matmul(sq, sq)
+    return out
+
+
+def multi_dot(arrays: Any) -> Any:
+    """``numpy.linalg.multi_dot``: the product of a chain of matrices (the first and last
+    may be vectors), left to right.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.multi_dot([numpy.eye(2), numpy.ones((2, 2)), numpy.ones(2)])
+    array([2., 2.])
+    """
+    arrays = as_arrays(*arrays)
+    if len(arrays) < 2:
+        raise FuncgradValueError("linalg.multi_dot: expecting at least two arrays")
+    out = arrays[0]
+    for b in arrays[1:]:
+        out = matmul(out, b)
+    return out
+
+
+def matrix_rank(a: Any, tol: Any = None) -> Any:
+    """``numpy.linalg.matrix_rank``: the number of singular values above ``tol`` (data).
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> int(fnp.linalg.matrix_rank(numpy.ones((2, 2))))
+    1
+    """
+    v = raw(a)
+    return xp_of(v).linalg.matrix_rank(v, tol)
+
+
+__all__ += ["eigvalsh", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "pinv", "svdvals"]
+
+
+# -- eig: the general eigenproblem (complex eigenvalues and eigenvectors) -------------
+
+
+def _conj(z):
+    """``conj(z)``: ``fnp.conj`` where it exists, else ``2 re(z) - z`` (differentiable)."""
+    from .. import numpy as fnp
+
+    conj = getattr(fnp, "conj", None)
+    if conj is not None:
+        return conj(z)
+    from .fft import _re, _to_complex
+
+    return _to_complex(_re(z), raw(z).dtype) * 2 - z
+
+
+def _real_part_as_complex(z):
+    from .fft import _re, _to_complex
+
+    return _to_complex(_re(z), raw(z).dtype)
+
+
+def _complex_dtype(dt):
+    return numpy.result_type(dt if dt.kind in "fc" and dt.itemsize >= 4 else numpy.float32,
+                             numpy.complex64)
+
+
+@primitive
+def _eig(a):
+    xp = _ns(a)
+    dt = _complex_dtype(a.dtype)
+    w, v = xp.linalg.eig(a.astype(numpy.float32) if a.dtype == numpy.float16 else a)
+    return xp.concatenate([w.astype(dt)[..., None, :], v.astype(dt)], axis=-2)
+
+
+_eig.name = "eig"
+
+
+def _eig_parts(ans):
+    w, v = _row(ans, 0), _rows(ans, 1)
+    return w, v, inv(v)
+
+
+def _normalized(dv0, v):
+    # numpy's eigenvectors have unit norm: d(v / |v|) = dv - v re(v^H dv) at |v| = 1
+    c = _sum(_conj(v) * dv0, axis=-2)
+    return dv0 - v * expand_dims(_real_part_as_complex(c), -2)
+
+
+def _eig_jvp(t, ans, a):
+    # P = V^-1 dA V: dw = diag(P), dV = V (F o P), then kept of unit norm
+    w, v, vi = _eig_parts(ans)
+    if raw(t).dtype.kind != "c":  # a real tangent, embedded (its transpose: the real part)
+        from .fft import _to_complex
+
+        t = _to_complex(t, raw(ans).dtype)
+    p = matmul(matmul(vi, t), v)
+    dv = _normalized(matmul(v, _inverse_gaps(w) * p), v)
+    return concatenate([expand_dims(_diag_part(p), -2), dv], axis=-2)
+
+
+def _eig_vjp(g, ans, a):
+    # the transpose of the JVP under <a, b> = real(sum(a * b))
+    w, v, vi = _eig_parts(ans)
+    gw, gv = _row(g, 0), _rows(g, 1)
+    s = _sum(gv * v, axis=-2)
+    g0 = gv - _conj(v) * expand_dims(_real_part_as_complex(s), -2)
+    inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), g0)
+    ga = matmul(matmul(_T(vi), inner), _T(v))
+    if raw(a).dtype.kind != "c":
+        from .fft import _re
+
+        ga = _re(ga)
+    return ga
+
+
+defvjp(_eig, _eig_vjp)
+defjvp(_eig, _eig_jvp)
+
+
+class EigResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)``, as NumPy 2 names them."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def eig(a: Any) -> EigResult:
+    """``numpy.linalg.eig``: eigenvalues ``w`` and unit-norm eigenvectors ``v`` (columns) of
+    general square matrices, ``a @ v = v * w``; always complex (as in JAX; NumPy returns
+    real arrays when every eigenvalue happens to be real).
+
+    Derivatives: ``dw = diag(P)`` and ``dv = v (F o P)`` with ``P = v^-1 da v`` and
+    ``F_ij = 1/(w_j - w_i)``, kept of unit norm (``dv - v re(v^H dv)``); the VJP is
+    their plain transpose (JAX's convention).  Each eigenvector's phase is LAPACK's
+    choice: only functions that do not depend on it (``w``, ``v diag(f(w)) v^-1``,
+    ``abs(v)``) have derivatives.  None at repeated eigenvalues.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.linalg.eig(numpy.array([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
+    array([2.+0.j, 3.+0.j])
+    """
+    a = _square(a, "eig")
+    p = _eig(a)
+    return EigResult(_row(p, 0), _rows(p, 1))
+
+
+def eigvals(a: Any) -> Any:
+    """``numpy.linalg.eigvals``: the eigenvalues of general square matrices (``eig``'s
+    first result), complex.
+
+    >>> import numpy, funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvals(numpy.array([[0.0, 1.0], [-1.0, 0.0]]))
+    array([0.+1.j, 0.-1.j])
+    """
+    return eig(a)[0]
+
+
+__all__ += ["eig", "eigvals"]
