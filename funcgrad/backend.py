@@ -329,5 +329,10 @@ def as_array(x: Any) -> Any:
 
 
 def is_float_dtype(dtype: Any) -> bool:
-    """Whether ``dtype`` is a real floating dtype (the differentiable ones)."""
+    """Whether ``dtype`` is a real floating dtype."""
     return numpy.dtype(dtype).kind == "f"
+
+
+def is_inexact_dtype(dtype: Any) -> bool:
+    """Whether ``dtype`` is real floating or complex: the differentiable dtypes."""
+    return numpy.dtype(dtype).kind in "fc"

@@ -194,11 +194,13 @@ def _describe(g: Any) -> str:
 def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
     """``g``, a cotangent or tangent a caller gave for ``primal``, checked and cast.
 
-    It must be a real floating array (or array-like, or Python number) of
-    ``primal``'s shape: else ``TypeError`` (wrong kind: complex, integer,
-    boolean, string, not an array) or ``ValueError`` (wrong shape), naming
-    ``what`` and the shape and dtype expected.  A float of another precision
-    is cast to ``primal``'s dtype.
+    It must be an array (or array-like, or Python number) of ``primal``'s
+    shape and dtype kind -- real floating for a real primal, complex for a
+    complex one -- else ``TypeError`` (wrong kind: complex for a real primal,
+    real for a complex one, integer, boolean, string, not an array) or
+    ``ValueError`` (wrong shape), naming ``what`` and the shape and dtype
+    expected.  Another precision of the same kind is cast to ``primal``'s
+    dtype, and so is a Python int or float given for a complex primal.
     """
     pv = primal.value if type(primal) is Node else primal
     while type(pv) is Node:
@@ -208,9 +210,9 @@ def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
     def expected() -> str:  # for messages only: not built on the way that raises nothing
         return f"a {dtype} array of shape {shape} (the shape and dtype of {whose})"
 
-    if type(g) is not Node:
-        t = type(g)
-        if t is bool or t is complex or isinstance(g, (str, bytes, dict, set)) or (
+    t = type(g)
+    if t is not Node:
+        if t is bool or isinstance(g, (str, bytes, dict, set)) or (
             t not in (int, float, list, tuple) and getattr(g, "dtype", None) is None
         ):
             raise FuncgradTypeError(f"{what} must be {expected()}, got {_describe(g)}")
@@ -234,12 +236,17 @@ def check_like(g: Any, primal: Any, what: str, whose: str) -> Any:
     v = g.value if type(g) is Node else g
     while type(v) is Node:
         v = v.value
-    if v.dtype.kind != "f":
-        raise FuncgradTypeError(
-            f"{what} must be {expected()}, got {_describe(g)}: "
-            + ("complex numbers are not supported" if v.dtype.kind == "c"
-               else "only real floating dtypes carry gradients")
-        )
+    kind = v.dtype.kind
+    if kind != dtype.kind and not (dtype.kind == "c" and kind == "f" and t in (int, float)):
+        if kind == "c":
+            why = (f"{whose} is real ({dtype}): pass the real part, or make the function "
+                   "complex")
+        elif dtype.kind == "c" and kind == "f":
+            why = (f"{whose} is complex ({dtype}): a complex value needs a complex "
+                   f"{'tangent' if 'tangent' in what else 'cotangent'} (cast it to {dtype})")
+        else:
+            why = "only floating dtypes (real or complex) carry gradients"
+        raise FuncgradTypeError(f"{what} must be {expected()}, got {_describe(g)}: {why}")
     if not backend.same_shape(tuple(v.shape), shape):
         raise FuncgradValueError(
             f"{what} has shape {tuple(v.shape)} but {whose} has shape {shape}: "
@@ -289,12 +296,20 @@ def _check_grad(prim: Any, i: int, parent: Node, g: Any) -> Any:
         )
     gdtype = gv.dtype
     if gdtype is not pv.dtype and gdtype != pv.dtype:
+        if gdtype.kind == "c" and pv.dtype.kind == "f":
+            # A real argument of a complex operation: its cotangent is the real part
+            # (the transpose of the real-to-complex inclusion; see CONTRIBUTING.md).
+            from .numpy import real
+
+            g = real(g)
+            gdtype = (g.value if type(g) is Node else g).dtype
         if gdtype.kind != pv.dtype.kind:
             raise GradientTypeError(
                 f"VJP rule of primitive {prim.name!r} for argument {i}: expected dtype "
                 f"{pv.dtype}, got {gdtype}"
             )
-        g = g.astype(pv.dtype)
+        if gdtype != pv.dtype:
+            g = g.astype(pv.dtype)
     if type(gv) is not type(pv) and backend.device_of(gv) != backend.device_of(pv):
         raise GradientTypeError(
             f"VJP rule of primitive {prim.name!r} for argument {i}: expected a gradient on "

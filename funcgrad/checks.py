@@ -13,6 +13,12 @@ autograd's checker does the same).  Holding ``v`` or ``u`` fixed would let a
 rule that mishandles a traced tangent or cotangent -- reads it as data, say --
 pass at every order.
 
+Complex inputs vary in complex directions (``v`` with random real and
+imaginary parts) and complex outputs get complex cotangents; the pairing is
+``real(sum(a * b))``, so ``<vjp(u), v> == <u, J v>`` holds exactly when the
+VJP is the plain transpose of the JVP (JAX's convention), and a conjugated
+rule fails.
+
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.check_grads(fnp.sin, (numpy.array([0.1, 0.7]),), order=2)
 >>> fg.check_grads(lambda x, p: x ** p["k"], (1.5, {"k": 2.5}), order=2)
@@ -26,7 +32,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import is_float_dtype, namespace
+from .backend import is_inexact_dtype, namespace
 from .combinators import jvp, vjp
 from .errors import FuncgradValueError, describe
 from .node import Node, float_array, value_of
@@ -35,14 +41,17 @@ _DEFAULTS = {  # dtype -> (eps, rtol, atol) for central differences
     numpy.dtype("float64"): (1e-6, 1e-5, 1e-6),
     numpy.dtype("float32"): (1e-2, 2e-2, 2e-2),
     numpy.dtype("float16"): (5e-2, 1e-1, 1e-1),
+    numpy.dtype("complex128"): (1e-6, 1e-5, 1e-6),
+    numpy.dtype("complex64"): (1e-2, 2e-2, 2e-2),
 }
 
 
 def _host(x: Any) -> numpy.ndarray:
     v = value_of(x)
     get = getattr(v, "get", None)  # CuPy arrays copy to the host with .get()
+    kind = getattr(getattr(v, "dtype", None), "kind", "c" if isinstance(v, complex) else "f")
     return numpy.asarray(get() if callable(get) and not isinstance(v, numpy.ndarray) else v,
-                         dtype=numpy.float64)
+                         dtype=numpy.complex128 if kind == "c" else numpy.float64)
 
 
 def _as_array(x: Any) -> Any:
@@ -51,6 +60,8 @@ def _as_array(x: Any) -> Any:
         return x
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return float_array(x, "check_grads: argument")
+    if isinstance(x, complex):
+        return numpy.asarray(x)
     if isinstance(x, numpy.generic):
         return numpy.asarray(x)
     return x
@@ -58,7 +69,7 @@ def _as_array(x: Any) -> Any:
 
 def _is_float(x: Any) -> bool:
     dtype = getattr(value_of(x), "dtype", None)
-    return dtype is not None and is_float_dtype(dtype)
+    return dtype is not None and is_inexact_dtype(dtype)
 
 
 def _like(x: Any, host: numpy.ndarray) -> Any:
@@ -69,11 +80,17 @@ def _like(x: Any, host: numpy.ndarray) -> Any:
 
 
 def _random_like(rng: numpy.random.Generator, x: Any) -> Any:
-    return _like(x, rng.standard_normal(numpy.shape(value_of(x))))
+    shape = numpy.shape(value_of(x))
+    host = rng.standard_normal(shape)
+    if _as_array(value_of(x)).dtype.kind == "c":  # a complex direction
+        host = host + 1j * rng.standard_normal(shape)
+    return _like(x, host)
 
 
 def _dot(xs: list, ys: list) -> float:
-    return float(sum(numpy.sum(_host(a) * _host(b)) for a, b in zip(xs, ys, strict=True)))
+    """``real(sum(a * b))`` over the pairs: the pairing under which a VJP is the transpose
+    of its JVP (no conjugation)."""
+    return float(sum(numpy.sum(_host(a) * _host(b)).real for a, b in zip(xs, ys, strict=True)))
 
 
 def _tolerances(leaves: list, eps, rtol, atol):

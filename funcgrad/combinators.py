@@ -78,12 +78,49 @@ def _as_primal(x: Any, where: str) -> Any:
 
 
 def _is_float(x: Any) -> bool:
-    """Whether ``x`` (a Node, array or number) is real floating: what carries a gradient."""
+    """Whether ``x`` (a Node, array or number) is real floating or complex: what carries a
+    gradient."""
     v = value_of(x)
-    if isinstance(v, float):
+    if isinstance(v, (float, complex)):
         return True
     dtype = getattr(v, "dtype", None)
-    return dtype is not None and numpy.dtype(dtype).kind == "f"
+    return dtype is not None and numpy.dtype(dtype).kind in "fc"
+
+
+def _kind(x: Any) -> str:
+    """``'c'`` for a complex value, ``'f'`` for a real float, else the dtype's kind."""
+    v = value_of(x)
+    if isinstance(v, complex):
+        return "c"
+    if isinstance(v, (float, int)) and not isinstance(v, bool):
+        return "f"
+    dtype = getattr(v, "dtype", None)
+    return "" if dtype is None else numpy.dtype(dtype).kind
+
+
+def _dtype_name(x: Any) -> str:
+    v = value_of(x)
+    return str(getattr(v, "dtype", type(v).__name__))
+
+
+def check_complex(name: str, leaves: list, holomorphic: bool, what: str) -> None:
+    """JAX's dtype rules for ``holomorphic``: ``what`` (``'inputs'`` or ``'outputs'``) of
+    ``name`` must be real without it (only where ``name`` needs that: see the callers) and
+    complex with it; else ``TypeError`` naming the leaf, its dtype and ``holomorphic=True``."""
+    for k, x in enumerate(leaves):
+        kind = _kind(x)
+        if holomorphic and kind != "c" and kind in "fiub":
+            raise FuncgradTypeError(
+                f"{name} with holomorphic=True needs complex {what}, but {what[:-1]} leaf {k} "
+                f"has dtype {_dtype_name(x)} (cast it to complex, or drop holomorphic=True)"
+            )
+        if not holomorphic and kind == "c":
+            raise FuncgradTypeError(
+                f"{name} needs real {what}, but {what[:-1]} leaf {k} has dtype "
+                f"{_dtype_name(x)}: for the complex derivative f'(z) of a holomorphic "
+                f"function pass holomorphic=True; for a non-holomorphic one, differentiate a "
+                f"real function of it (fnp.real, fnp.abs ...) or use fg.vjp / fg.jvp directly"
+            )
 
 
 def _is_data(leaf: Any) -> bool:
@@ -187,9 +224,12 @@ def _partial(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
     return partial
 
 
-def _scalar_seed(out: Any, name: str) -> Any:
+def _scalar_seed(out: Any, name: str, holomorphic: bool = False) -> Any:
+    check_complex(name, [out], holomorphic, "outputs")
     v = value_of(out)
-    if isinstance(v, (int, float)) or type(v) in WEAK_TYPES:  # a constant function
+    if isinstance(v, complex):  # a constant function (complex: holomorphic=True)
+        v = numpy.asarray(v)
+    elif isinstance(v, (int, float)) or type(v) in WEAK_TYPES:  # a constant function
         v = float_array(v, name)
     if getattr(v, "size", None) != 1:
         shape = getattr(v, "shape", type(v).__name__)
@@ -197,8 +237,11 @@ def _scalar_seed(out: Any, name: str) -> Any:
     return namespace(v).ones(v.shape, v.dtype)
 
 
-def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False,
+                   holomorphic: bool = False) -> Callable:
     """A function giving ``(value, grad)`` (``((value, aux), grad)`` with ``has_aux``).
+
+    ``holomorphic``: as in :func:`grad`.
 
     >>> import numpy, funcgrad as fg
     >>> fg.value_and_grad(lambda x: (x * x).sum())(numpy.array([1.0, 2.0]))
@@ -209,16 +252,19 @@ def value_and_grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Ca
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         f = _partial(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+        if holomorphic:
+            check_complex("grad", tree.flatten(tuple(args[i] for i in nums))[0], True, "inputs")
         res = vjp(f, *(args[i] for i in nums), has_aux=has_aux)
         out, fn = res[0], res[1]
-        g = fn(_scalar_seed(out, "grad"))
+        g = fn(_scalar_seed(out, "grad", holomorphic))
         g = g[0] if isinstance(argnums, int) else g
         return ((out, res[2]), g) if has_aux else (out, g)
 
     return value_and_grad_fun
 
 
-def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
     """The gradient of scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
     Returns a function taking the same arguments as ``fun`` and returning the
@@ -238,6 +284,11 @@ def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
       indices) are data: asking for their gradient raises ``TypeError``.
     - Nested calls (``grad(grad(f))``, ``grad`` of a function calling ``grad``)
       give higher derivatives and never mix up their levels.
+    - Complex numbers (JAX's convention, see the guide's *Complex numbers*
+      page): without ``holomorphic`` the output must be real (else
+      ``TypeError``); a complex input ``z = x + iy`` then gets ``df/dx - i
+      df/dy``.  With ``holomorphic=True`` inputs and output are complex and
+      the result is the complex derivative ``f'(z)``.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(fg.grad(fg.grad(fnp.sin)))(numpy.array(0.0))
@@ -253,8 +304,12 @@ def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
     >>> gx, gy = fg.grad(lambda p, x, y: loss(p, x, y)[0], argnums=(1, 2))(params, x, y)
     >>> gy
     array([ 0.5, -1.5])
+    >>> fg.grad(lambda z: fnp.abs(z) ** 2)(3 + 4j)
+    array(6.-8.j)
+    >>> fg.grad(lambda z: z ** 3, holomorphic=True)(1j)
+    array(-3.+0.j)
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):
@@ -346,13 +401,16 @@ def _mapped(fun: Callable, basis: Any, chunk_size: int | None, axis: int) -> tup
         return tuple(stack([r[j] for r in rows], axis=axis) for j in range(len(rows[0])))
 
 
-def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+             holomorphic: bool = False) -> Callable:
     """Reverse-mode Jacobian: of shape ``out.shape + in.shape``.
 
     One VJP per output element, all at once: the VJP is mapped with
     :func:`~funcgrad.vmap` over the standard basis (``chunk_size`` of them at a
     time, when given, to bound memory).  Pytrees nest as JAX nests them: the
-    output's structure outside, the arguments' inside.
+    output's structure outside, the arguments' inside.  Outputs must be real,
+    unless ``holomorphic=True``: then inputs and outputs are complex and the
+    result holds ``d out / d z``.
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacobian(lambda x: 2 * x)(numpy.ones(2))
@@ -365,8 +423,11 @@ def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> 
         nums = _argnums(argnums, len(args), "jacobian")
         in_leaves, in_def = tree.flatten(tuple(args[i] for i in nums))
         in_leaves = [_as_primal(x, "argument leaf") for x in in_leaves]
+        if holomorphic:
+            check_complex("jacobian", in_leaves, True, "inputs")
         out, fn = vjp(_partial(fun, args, nums), *tree.unflatten(in_def, in_leaves))
         out_leaves, out_def = tree.flatten(out)
+        check_complex("jacobian", out_leaves, holomorphic, "outputs")
         blocks = []
         for k, o in enumerate(out_leaves):
             if _size(o) == 0:
@@ -389,11 +450,15 @@ def jacobian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> 
 jacrev = jacobian
 
 
-def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+           holomorphic: bool = False) -> Callable:
     """Forward-mode Jacobian: of shape ``out.shape + in.shape``.
 
     One JVP per input element, all at once (mapped with :func:`~funcgrad.vmap`
     over the standard basis, ``chunk_size`` at a time when given).
+
+    Inputs must be real, unless ``holomorphic=True``: then inputs and outputs
+    are complex and the result holds ``d out / d z``.
 
     >>> import numpy, funcgrad as fg
     >>> fg.jacfwd(lambda x: x * x)(numpy.array([1.0, 3.0]))
@@ -406,9 +471,12 @@ def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Ca
         nums = _argnums(argnums, len(args), "jacfwd")
         in_leaves, in_def = tree.flatten(tuple(args[i] for i in nums))
         in_leaves = [_as_primal(x, "argument leaf") for x in in_leaves]
+        check_complex("jacfwd", in_leaves, holomorphic, "inputs")
         dyn = tree.unflatten(in_def, in_leaves)
         out, fn = _linearize(_partial(fun, args, nums), dyn)
         out_leaves, out_def = tree.flatten(out)
+        if holomorphic:
+            check_complex("jacfwd", out_leaves, True, "outputs")
         # cols[j][k]: d out_k / d in_j, of shape out_k.shape + (in_j.size,)
         cols = []
         for j, x in enumerate(in_leaves):
@@ -430,16 +498,19 @@ def jacfwd(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Ca
     return jac_fun
 
 
-def hessian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None) -> Callable:
+def hessian(fun: Callable, argnums: Any = 0, chunk_size: int | None = None,
+            holomorphic: bool = False) -> Callable:
     """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``, each vectorized
-    (``chunk_size``: at most that many basis vectors at a time).
+    (``chunk_size``: at most that many basis vectors at a time; ``holomorphic``
+    passed to both).
 
     >>> import numpy, funcgrad as fg
     >>> fg.hessian(lambda x: (x ** 3).sum())(numpy.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacobian(fun, argnums, chunk_size), argnums, chunk_size)
+    return jacfwd(jacobian(fun, argnums, chunk_size, holomorphic), argnums, chunk_size,
+                  holomorphic)
 
 
 def hvp(fun: Callable, primals: Any, tangents: Any) -> Any:

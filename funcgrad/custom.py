@@ -35,7 +35,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backend import is_float_dtype
+from .backend import is_inexact_dtype
 from .backprop import gradients
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -291,7 +291,7 @@ _ARGUMENT = PassThrough("argument")
 
 def _float_leaf(v: Any) -> bool:
     dtype = getattr(v, "dtype", None)
-    return isinstance(v, float) or (dtype is not None and is_float_dtype(dtype))
+    return isinstance(v, (float, complex)) or (dtype is not None and is_inexact_dtype(dtype))
 
 
 class custom_vjp:

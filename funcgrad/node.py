@@ -489,6 +489,8 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     if type(x) is float or (isinstance(x, int) and not isinstance(x, bool)) or (
             type(x) in backend.WEAK_TYPES):
         x = float_array(x, "require_grad")
+    elif type(x) is complex:
+        x = numpy.asarray(x)  # complex128
     elif isinstance(x, numpy.generic):  # a NumPy scalar: hold a 0-d array
         x = numpy.asarray(x)
     dtype = getattr(x, "dtype", None)
@@ -496,10 +498,10 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
         raise FuncgradTypeError(
             f"require_grad needs an array or a number, got {type(x).__name__}"
         )
-    if not backend.is_float_dtype(dtype):
+    if not backend.is_inexact_dtype(dtype):
         raise FuncgradTypeError(
-            f"cannot differentiate with respect to an array of dtype {dtype}: only real "
-            "floating dtypes (float16, float32, float64) carry gradients"
+            f"cannot differentiate with respect to an array of dtype {dtype}: only "
+            "floating dtypes (float16, float32, float64, complex64, complex128) carry gradients"
         )
     return make_node(x, frozenset((bp,)), None, (), None, 0)
 

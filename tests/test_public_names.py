@@ -57,6 +57,7 @@ FNP = {
     "triu", "tril", "pad", "roll", "meshgrid", "cross",
 }
 FNP |= {"astype", "getitem", "index_add", "index_update", "isinf", "at"}  # exported extras
+FNP |= {"real", "imag", "conj", "conjugate", "angle"}  # complex parts (issue 19)
 
 # API.md §2, issue 19: the rest of NumPy (funcgrad/numpy/more.py) and fnp.fft.
 FNP |= {

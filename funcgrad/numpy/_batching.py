@@ -533,7 +533,7 @@ def install() -> None:
     _r._shift.batch = reducer(_r._shift)
     _r._scan.batch = reducer(_r._scan, pos=2)
     _r._rscan.batch = reducer(_r._rscan, pos=2)
-    for prim in (_e._clip, _e._round):
+    for prim in (_e._clip, _e._round, _e._angle, _e._safe_mul):
         prim.batch = elementwise(prim)
     _s._astype.batch = keep_axis(_s._astype)
     _s.reshape.batch = _reshape
@@ -567,3 +567,4 @@ def install() -> None:
         prim = getattr(_f, name, None)  # (helpers the complex branch may replace)
         if prim is not None and "batch" not in getattr(prim, "__dict__", {}):
             prim.batch = keep_axis(prim)
+    _l._sign_det.batch = leading(_l._sign_det)

@@ -288,6 +288,11 @@ METHODS = {
     "dot": lambda self, other: _p.dot(self, other),
     "clip": lambda self, a_min=None, a_max=None: _e.clip(self, a_min, a_max),
     "cumsum": lambda self, axis=None: _r.cumsum(self, axis=axis),
+    # complex parts, as NumPy's arrays have them
+    "real": property(lambda self: _e.real(self), doc="The real part (``fnp.real``)."),
+    "imag": property(lambda self: _e.imag(self), doc="The imaginary part (``fnp.imag``)."),
+    "conj": lambda self: _e.conjugate(self),
+    "conjugate": lambda self: _e.conjugate(self),
 }
 
 

@@ -44,8 +44,8 @@ defvjp(subtract, lambda g, ans, x, y: unbroadcast(g, x.shape), lambda g, ans, x,
 defjvp(subtract, lambda t, ans, x, y: bcast(t, ans), lambda t, ans, x, y: bcast(-t, ans))
 defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, x.shape), lambda g, ans, x, y: unbroadcast(g * x, y.shape))
 defjvp(multiply, lambda t, ans, x, y: bcast(t * y, ans), lambda t, ans, x, y: bcast(x * t, ans))
-defvjp(divide, lambda g, ans, x, y: unbroadcast(g / y, x.shape), lambda g, ans, x, y: unbroadcast(-g * x / (y * y), y.shape))
-defjvp(divide, lambda t, ans, x, y: bcast(t / y, ans), lambda t, ans, x, y: bcast(-t * x / (y * y), ans))
+defvjp(divide, lambda g, ans, x, y: unbroadcast(g / y, x.shape), lambda g, ans, x, y: unbroadcast(_safely(-g, lambda: x / (y * y)), y.shape))
+defjvp(divide, lambda t, ans, x, y: bcast(t / y, ans), lambda t, ans, x, y: bcast(_safely(-t, lambda: x / (y * y)), ans))
 defvjp(negative, lambda g, ans, x: -g)
 defjvp(negative, lambda t, ans, x: -t)
 
@@ -77,27 +77,27 @@ def _y_x_to_y_minus_1(x, y):
 
 
 def _power_dx(g, ans, x, y):
-    return unbroadcast(g * _y_x_to_y_minus_1(x, y), x.shape)
+    return unbroadcast(_safely(g, lambda: _y_x_to_y_minus_1(x, y)), x.shape)
 
 
 defvjp(power, _power_dx, lambda g, ans, x, y: unbroadcast(g * ans * _log_base(x), y.shape))
 defjvp(
     power,
-    lambda t, ans, x, y: bcast(t * _y_x_to_y_minus_1(x, y), ans),
+    lambda t, ans, x, y: bcast(_safely(t, lambda: _y_x_to_y_minus_1(x, y)), ans),
     lambda t, ans, x, y: bcast(t * ans * _log_base(x), ans),
 )
 defvjp(exp, lambda g, ans, x: g * ans)
 defjvp(exp, lambda t, ans, x: t * ans)
-defvjp(log, lambda g, ans, x: g / x)
-defjvp(log, lambda t, ans, x: t / x)
+defvjp(log, lambda g, ans, x: _safely(g, lambda: 1 / x))
+defjvp(log, lambda t, ans, x: _safely(t, lambda: 1 / x))
 defvjp(sin, lambda g, ans, x: g * cos(x))
 defjvp(sin, lambda t, ans, x: t * cos(x))
 defvjp(cos, lambda g, ans, x: -g * sin(x))
 defjvp(cos, lambda t, ans, x: -t * sin(x))
 defvjp(tanh, lambda g, ans, x: g * (1 - ans * ans))
 defjvp(tanh, lambda t, ans, x: t * (1 - ans * ans))
-defvjp(sqrt, lambda g, ans, x: g * 0.5 / ans)
-defjvp(sqrt, lambda t, ans, x: t * 0.5 / ans)
+defvjp(sqrt, lambda g, ans, x: _safely(g, lambda: 0.5 / ans))
+defjvp(sqrt, lambda t, ans, x: _safely(t, lambda: 0.5 / ans))
 
 
 def _sign(x):
@@ -105,8 +105,27 @@ def _sign(x):
     return xp_of(v).sign(v)
 
 
-defvjp(absolute, lambda g, ans, x: g * _sign(x))
-defjvp(absolute, lambda t, ans, x: t * _sign(x))
+def _times_unit_conj(g, x, ans):
+    """``g * conj(x) / |x|``, 0 where ``x == 0``: ``|x|``'s derivative for complex ``x``."""
+    a = raw(ans)
+    xp = xp_of(a)
+    return g * conjugate(x) / where(xp.equal(a, 0), xp.ones((), a.dtype), ans)
+
+
+def _abs_vjp(g, ans, x):
+    if not _is_complex(x):
+        return g * _sign(x)
+    return _times_unit_conj(g, x, ans)
+
+
+def _abs_jvp(t, ans, x):
+    if not _is_complex(x):
+        return t * _sign(x)
+    return real(_times_unit_conj(t, x, ans))
+
+
+defvjp(absolute, _abs_vjp)
+defjvp(absolute, _abs_jvp)
 
 
 def _pick(x, y, ans):
@@ -175,18 +194,18 @@ log1p = ufunc("log1p")
 
 defvjp(square, lambda g, ans, x: g * 2 * x)
 defjvp(square, lambda t, ans, x: t * 2 * x)
-defvjp(reciprocal, lambda g, ans, x: -g * ans * ans)
-defjvp(reciprocal, lambda t, ans, x: -t * ans * ans)
+defvjp(reciprocal, lambda g, ans, x: _safely(-g, lambda: 1 / (x * x)))
+defjvp(reciprocal, lambda t, ans, x: _safely(-t, lambda: 1 / (x * x)))
 defvjp(exp2, lambda g, ans, x: g * ans * _LN2)
 defjvp(exp2, lambda t, ans, x: t * ans * _LN2)
 defvjp(expm1, lambda g, ans, x: g * (ans + 1))
 defjvp(expm1, lambda t, ans, x: t * (ans + 1))
-defvjp(log2, lambda g, ans, x: g / (x * _LN2))
-defjvp(log2, lambda t, ans, x: t / (x * _LN2))
-defvjp(log10, lambda g, ans, x: g / (x * _LN10))
-defjvp(log10, lambda t, ans, x: t / (x * _LN10))
-defvjp(log1p, lambda g, ans, x: g / (x + 1))
-defjvp(log1p, lambda t, ans, x: t / (x + 1))
+defvjp(log2, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN2)))
+defjvp(log2, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN2)))
+defvjp(log10, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN10)))
+defjvp(log10, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN10)))
+defvjp(log1p, lambda g, ans, x: _safely(g, lambda: 1 / (x + 1)))
+defjvp(log1p, lambda t, ans, x: _safely(t, lambda: 1 / (x + 1)))
 
 # -- trigonometric and hyperbolic functions and their inverses ----------------
 tan = ufunc("tan")
@@ -202,10 +221,10 @@ arctanh = ufunc("arctanh")
 
 defvjp(tan, lambda g, ans, x: g * (1 + ans * ans))
 defjvp(tan, lambda t, ans, x: t * (1 + ans * ans))
-defvjp(arcsin, lambda g, ans, x: g / sqrt(1 - x * x))
-defjvp(arcsin, lambda t, ans, x: t / sqrt(1 - x * x))
-defvjp(arccos, lambda g, ans, x: -g / sqrt(1 - x * x))
-defjvp(arccos, lambda t, ans, x: -t / sqrt(1 - x * x))
+defvjp(arcsin, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(1 - x * x)))
+defjvp(arcsin, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(1 - x * x)))
+defvjp(arccos, lambda g, ans, x: _safely(-g, lambda: 1 / sqrt(1 - x * x)))
+defjvp(arccos, lambda t, ans, x: _safely(-t, lambda: 1 / sqrt(1 - x * x)))
 defvjp(arctan, lambda g, ans, x: g / (1 + x * x))
 defjvp(arctan, lambda t, ans, x: t / (1 + x * x))
 defvjp(sinh, lambda g, ans, x: g * cosh(x))
@@ -214,10 +233,10 @@ defvjp(cosh, lambda g, ans, x: g * sinh(x))
 defjvp(cosh, lambda t, ans, x: t * sinh(x))
 defvjp(arcsinh, lambda g, ans, x: g / sqrt(x * x + 1))
 defjvp(arcsinh, lambda t, ans, x: t / sqrt(x * x + 1))
-defvjp(arccosh, lambda g, ans, x: g / sqrt(x * x - 1))
-defjvp(arccosh, lambda t, ans, x: t / sqrt(x * x - 1))
-defvjp(arctanh, lambda g, ans, x: g / (1 - x * x))
-defjvp(arctanh, lambda t, ans, x: t / (1 - x * x))
+defvjp(arccosh, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(x * x - 1)))
+defjvp(arccosh, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(x * x - 1)))
+defvjp(arctanh, lambda g, ans, x: _safely(g, lambda: 1 / (1 - x * x)))
+defjvp(arctanh, lambda t, ans, x: _safely(t, lambda: 1 / (1 - x * x)))
 
 
 # arctan2(y, x) is the angle of the point (x, y): d/dy = x / r², d/dx = -y / r².
@@ -443,3 +462,130 @@ del _prim, _what, _rule, _call, _out, _DOCS
 
 # Doctest runs the examples of these primitives (instances, which it does not collect itself).
 __test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}
+
+
+# -- the product of a derivative and a cotangent or tangent, safe at singular points ------
+# A zero cotangent (or tangent) times an infinite derivative is 0, not NaN: the rules of
+# functions with singular edges (sqrt and x ** k at 0, log at 0, arcsin at +-1...) multiply
+# with it, so that ``where(x > 0, sqrt(x), 0)`` has gradient 0 at 0 at every order (as
+# JAX fixed in jax-ml/jax#383).  Its own rules are safe products too.
+def _safe_mul_impl(x, y):
+    xp = _ns(x, y)
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        prod = xp.multiply(x, y)
+    return xp.where(xp.equal(x, 0) | xp.equal(y, 0), xp.zeros((), prod.dtype), prod)
+
+
+_safe_mul = primitive(_safe_mul_impl)
+
+
+def _safely(g, derivative):
+    """``g * derivative()``, 0 where ``g`` is 0; the derivative computed without NumPy's
+    warnings (its infinities at the singular points are expected, and masked)."""
+    with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = derivative()
+    return _safe_mul(g, d)
+_safe_mul.__qualname__ = "_safe_mul"  # where it is found: it pickles by reference
+_safe_mul.name = "safe_multiply"
+
+
+def _shape_of(x):
+    return getattr(x, "shape", ())
+
+
+defvjp(
+    _safe_mul,
+    lambda g, ans, x, y: unbroadcast(_safe_mul(g, y), _shape_of(x)),
+    lambda g, ans, x, y: unbroadcast(_safe_mul(g, x), _shape_of(y)),
+)
+defjvp(
+    _safe_mul,
+    lambda t, ans, x, y: bcast(_safe_mul(t, y), ans),
+    lambda t, ans, x, y: bcast(_safe_mul(x, t), ans),
+)
+
+
+# -- complex parts: real, imag, conj, angle ---------------------------------------
+# Not holomorphic: their rules follow from the pairing <a, b> = real(sum(a * b))
+# (JAX's convention, CONTRIBUTING.md), the VJP being the transpose of the JVP.
+def _is_complex(x: Any) -> bool:
+    return getattr(getattr(raw(x), "dtype", None), "kind", "") == "c"
+
+
+def _complex_dtype(x: Any):
+    """The complex dtype of ``x``'s precision (complex64 for float32 and below)."""
+    d = numpy.dtype(raw(x).dtype)
+    return d if d.kind == "c" else numpy.result_type(d, numpy.complex64)
+
+
+def _as_complex(g: Any, x: Any) -> Any:
+    """``g`` (real) in ``x``'s complex dtype, differentiably."""
+    from .shape import astype
+
+    return astype(g, _complex_dtype(x))
+
+
+real = ufunc("real")
+imag = ufunc("imag")
+conj = ufunc("conj")  # NumPy's conjugate; the name every namespace (Dask too) has
+conjugate = conj
+
+
+def _angle_impl(z, deg=False):
+    return _ns(z).angle(z, deg=deg)
+
+
+_angle = primitive(_angle_impl)
+_angle.__qualname__ = "_angle"  # where it is found: it pickles by reference
+_angle.name = "angle"
+
+defvjp(real, lambda g, ans, x: _as_complex(g, x) if _is_complex(x) else g)
+defjvp(real, lambda t, ans, x: real(t))
+defvjp(imag, lambda g, ans, x: _as_complex(g, x) * -1j if _is_complex(x) else zeros_of(x))
+defjvp(imag, lambda t, ans, x: imag(t) if _is_complex(x) else zeros_of(ans))
+defvjp(conjugate, lambda g, ans, x: conjugate(g))
+defjvp(conjugate, lambda t, ans, x: conjugate(t))
+
+
+def _deg(deg: bool) -> float:
+    return 57.29577951308232 if deg else 1.0  # 180 / pi, a Python float (weak)
+
+
+# d angle(z) = imag(dz / z): the VJP is -1j g / z.  A real input's angle is 0 or pi.
+defvjp(_angle, lambda g, ans, z, deg=False: (
+    _as_complex(g, z) * (-1j * _deg(deg)) / z if _is_complex(z) else zeros_of(z)))
+defjvp(_angle, lambda t, ans, z, deg=False: (
+    imag(t / z) * _deg(deg) if _is_complex(z) else zeros_of(ans)))
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """``numpy.angle``: the argument of complex ``z`` (radians, or degrees with ``deg``).
+
+    Not holomorphic; its derivative is ``imag(dz / z)`` (undefined at 0).  A
+    real input's angle is 0 or pi, with derivative 0.
+
+    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.angle(numpy.array([1j, -1.0]))
+    array([1.57079633, 3.14159265])
+    >>> fg.grad(fnp.angle)(numpy.array(1j))  # -1j / z, in JAX's convention
+    array(-1.-0.j)
+    """
+    return _angle(z, deg=bool(deg))
+
+
+for _prim, _what, _rule, _call, _out in [
+    (real, "the real part", "``real(t)``; the gradient of a complex input is ``g`` as complex",
+     "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.+4.j)"),
+    (imag, "the imaginary part", "``imag(t)``; the gradient of a complex input is ``-1j * g``",
+     "fg.grad(fnp.imag)(numpy.array(1 + 2j))", "array(0.-1.j)"),
+    (conj, "the complex conjugate (``conjugate`` is the same function)",
+     "``conj(t)``, not holomorphic; the gradient is ``conj(g)``",
+     "fg.vjp(fnp.conj, numpy.array(1 + 2j))[1](numpy.array(1j))[0]", "array(0.-1.j)"),
+]:
+    _prim.__doc__ = (
+        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
+        f"Derivative: {_rule}.\n\n"
+        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+        f">>> {_call}\n{_out}\n"
+    )
+del _prim, _what, _rule, _call, _out

@@ -42,7 +42,7 @@ import numpy
 from ..errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, describe
 from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
 from ._core import namespace as _ns
-from .elementwise import absolute, power, where
+from .elementwise import absolute, conjugate, imag, power, real, where
 from .products import matmul
 from .reductions import amax, amin, expand_to
 from .reductions import sum as _sum
@@ -76,6 +76,34 @@ def _lapack(name: str, *arrays, pick=None):
 def _T(a):
     """Transpose the last two axes (of each matrix in a stack)."""
     return swapaxes(a, -1, -2)
+
+
+def _complex(x) -> bool:
+    return raw(x).dtype.kind == "c"
+
+
+def _cj(x):
+    """``conj(x)`` for complex ``x``; a real ``x`` unchanged (no node)."""
+    return conjugate(x) if _complex(x) else x
+
+
+def _re(x):
+    """``real(x)`` for complex ``x``; a real ``x`` unchanged."""
+    return real(x) if _complex(x) else x
+
+
+def _H(a):
+    """The conjugate transpose of the last two axes (the transpose, for real ``a``)."""
+    return _cj(_T(a))
+
+
+def _as_dtype(x, like):
+    """Real ``x`` in ``like``'s complex dtype when ``like`` is complex (packed factors)."""
+    if _complex(like) and not _complex(x):
+        from .shape import astype
+
+        return astype(x, raw(like).dtype)
+    return x
 
 
 def _mat(g):
@@ -143,14 +171,29 @@ def _logabsdet(a):
 
 
 _logabsdet.name = "slogdet"
+# Complex a: d logabsdet = real(tr(a^-1 da)), whose transpose is g a^-T (g real).
 defvjp(_logabsdet, lambda g, ans, a: _mat(g) * _T(_inv(a)))
-defjvp(_logabsdet, lambda t, ans, a: _sum(_T(_inv(a)) * t, axis=(-2, -1)))
+defjvp(_logabsdet, lambda t, ans, a: _re(_sum(_T(_inv(a)) * t, axis=(-2, -1))))
+
+
+@primitive
+def _sign_det(a):
+    return _lapack("slogdet", a, pick=0)
+
+
+_sign_det.name = "slogdet_sign"
+# The sign of a complex matrix, det / |det|: d sign = sign * 1j * imag(tr(a^-1 da)); its
+# transpose is 1j * imag(g * sign) * a^-T.  (A real sign is +-1: derivative 0.)
+defvjp(_sign_det, lambda g, ans, a: _mat(1j * imag(g * ans)) * _T(_inv(a)))
+defjvp(_sign_det, lambda t, ans, a: ans * (1j * imag(_sum(_T(_inv(a)) * t, axis=(-2, -1)))))
 
 
 def slogdet(a: Any) -> tuple:
     """``numpy.linalg.slogdet``: ``(sign, logabsdet)`` of each matrix in ``a``.
 
-    ``sign`` is a plain array (no gradient); ``logabsdet`` is differentiable.
+    ``logabsdet`` is differentiable.  For real ``a``, ``sign`` (+-1) is a plain
+    array (its derivative is 0); for complex ``a`` it is ``det / |det|``, a
+    complex number of modulus 1, and differentiable too.
 
     >>> import numpy, funcgrad.numpy as fnp
     >>> sign, logdet = fnp.linalg.slogdet(numpy.diag([-1.0, 1.0]))
@@ -159,6 +202,8 @@ def slogdet(a: Any) -> tuple:
     """
     a = _square(a, "slogdet")
     v = raw(a)
+    if v.dtype.kind == "c":
+        return _sign_det(a), _logabsdet(a)
     return _lapack("slogdet", v, pick=0), _logabsdet(a)
 
 
@@ -230,15 +275,16 @@ def _phi(x):
 
 
 def _cholesky_vjp(g, ans, a):
-    # a = L L^T  =>  L^-1 da L^-T = Phi^-1(L^-1 dL) + its transpose; transposed:
+    # a = L L^H  =>  L^-1 da L^-H = Phi^-1(L^-1 dL) + its conjugate transpose; transposed
+    # (for real a, H is T and the conjugates vanish):
     linv = _inv(ans)
-    s = matmul(matmul(_T(linv), _phi(matmul(_T(ans), g))), linv)
-    return (s + _T(s)) / 2
+    s = matmul(matmul(_T(linv), _phi(matmul(_T(ans), g))), _cj(linv))
+    return (s + _H(s)) / 2
 
 
 def _cholesky_jvp(t, ans, a):
     linv = _inv(ans)
-    return matmul(ans, _phi(matmul(matmul(linv, (t + _T(t)) / 2), _T(linv))))
+    return matmul(ans, _phi(matmul(matmul(linv, (t + _H(t)) / 2), _H(linv))))
 
 
 defvjp(_cholesky, _cholesky_vjp)
@@ -246,10 +292,12 @@ defjvp(_cholesky, _cholesky_jvp)
 
 
 def cholesky(a: Any) -> Any:
-    """``numpy.linalg.cholesky``: lower-triangular ``L`` with ``a = L @ L.T``.
+    """``numpy.linalg.cholesky``: lower-triangular ``L`` with ``a = L @ L.T``
+    (``L @ L.conj().T`` for complex ``a``).
 
-    ``a`` is assumed symmetric positive definite; the gradient is symmetric
-    (see the module notes).
+    ``a`` is assumed symmetric (Hermitian) positive definite; the gradient is
+    symmetric (Hermitian), and the tangent uses the symmetric (Hermitian)
+    part of ``da`` (see the module notes).
 
     >>> import numpy, funcgrad.numpy as fnp
     >>> fnp.linalg.cholesky(numpy.diag([4.0, 9.0]))
@@ -328,21 +376,6 @@ def _pad_cols(m, width: int):
 # eigh --------------------------------------------------------------------------------
 
 
-def _triangle_of(a, uplo: str):
-    """The symmetric matrix LAPACK reads from ``a``: its ``uplo`` triangle, mirrored."""
-    if uplo == "L":
-        return tril(a) + _T(tril(a, -1))
-    return triu(a) + _T(triu(a, 1))
-
-
-def _triangle_adjoint(s, uplo: str):
-    """The adjoint of :func:`_triangle_of`: the gradient of ``a`` from that of the
-    symmetric matrix read from it (nonzero only in the ``uplo`` triangle)."""
-    if uplo == "L":
-        return tril(s) + tril(_T(s), -1)
-    return triu(s) + triu(_T(s), 1)
-
-
 @primitive
 def _eigh(a, UPLO="L"):
     w, v = _lapack_factors("eigh", a, UPLO=UPLO)
@@ -353,20 +386,25 @@ _eigh.name = "eigh"
 
 
 def _eigh_vjp(g, ans, a, UPLO="L"):
-    # <gw, dw> + <gv, dv> = <v (diag(gw) + F o (v^T gv)) v^T, da_sym>
-    w, v = _row(ans, 0), _rows(ans, 1)
-    gw, gv = _row(g, 0), _rows(g, 1)
+    # <gw, dw> + <gv, dv> = <conj(v) (diag(gw) + F o (v^T gv)) v^T, da_sym>
+    # (complex: the packed eigenvalues are complex with zero imaginary part; their
+    # cotangent's imaginary part meets none of w's tangent, and is dropped)
+    w, v = _re(_row(ans, 0)), _rows(ans, 1)
+    gw, gv = _re(_row(g, 0)), _rows(g, 1)
     inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), gv)
-    s = matmul(matmul(v, inner), _T(v))
-    return (s + _T(s)) / 2  # the symmetric convention of JAX and PyTorch (see eigh)
+    s = matmul(matmul(_cj(v), inner), _T(v))
+    return (s + _H(s)) / 2  # the symmetric (Hermitian) convention of JAX and PyTorch
 
 
 def _eigh_jvp(t, ans, a, UPLO="L"):
-    # P = v^T da v: dw = diag(P), dv = v (F o P), F_ij = 1 / (w_j - w_i)
-    w, v = _row(ans, 0), _rows(ans, 1)
-    p = matmul(matmul(_T(v), (t + _T(t)) / 2), v)  # the symmetric part of the tangent
+    # P = v^H da v: dw = real(diag(P)), dv = v (F o P), F_ij = 1 / (w_j - w_i)
+    w, v = _re(_row(ans, 0)), _rows(ans, 1)
+    p = matmul(matmul(_H(v), (t + _H(t)) / 2), v)  # the Hermitian part of the tangent
     dv = matmul(v, _inverse_gaps(w) * p)
-    return concatenate([expand_dims(_diag_part(p), -2), dv], axis=-2)
+    dw = _diag_part(p)
+    if _complex(p):  # real (P is Hermitian), kept in the packed complex dtype
+        dw = dw - 1j * imag(dw)
+    return concatenate([expand_dims(dw, -2), dv], axis=-2)
 
 
 defvjp(_eigh, _eigh_vjp)
@@ -397,6 +435,8 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     ``eigh((a + a.T) / 2)``, to make its gradient the derivative in every
     direction.  Formulas: ``dw = diag(P)``, ``dv = v (F o P)`` with
     ``P = v^T sym(da) v`` and ``F_ij = 1/(w_j - w_i)`` off the diagonal.
+    For complex (Hermitian) ``a``, read ``v^H`` for ``v^T`` and the Hermitian
+    part ``(da + da^H) / 2`` for the symmetric one; the eigenvalues are real.
 
     Where derivatives are undefined:
 
@@ -429,7 +469,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
         raise FuncgradValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {describe(UPLO)}")
     a = _square(a, "eigh")
     p = _eigh(a, UPLO=UPLO)
-    return EighResult(_row(p, 0), _rows(p, 1))
+    return EighResult(_re(_row(p, 0)), _rows(p, 1))  # complex a: real eigenvalues
 
 
 # svd ---------------------------------------------------------------------------------
@@ -465,15 +505,25 @@ def _svd_parts(p, m: int, n: int, full: bool) -> tuple:
 
 def _complement_cotangent(g1, g2, q1, q2):
     """Fold the cotangent ``g2`` of an orthonormal complement ``q2`` of ``q1`` into that
-    of ``q1``: with the gauge ``q2^T dq2 = 0``, ``dq2 = -q1 dq1^T q2``."""
-    return g1 - matmul(matmul(q2, _T(g2)), q1)
+    of ``q1``: with the gauge ``q2^H dq2 = 0``, ``dq2 = -q1 dq1^H q2``."""
+    return g1 - _cj(matmul(matmul(q2, _T(g2)), q1))
 
 
+def _imag_diag(m):
+    """``1j * imag(diag(m))`` as a diagonal matrix (complex ``m``)."""
+    return _diag_embed(1j * imag(_diag_part(m)))
+
+
+# Complex a = U S V^H: the packed v is conj(V), so the rules work with V = conj(v) (and
+# its cotangent conj(gv)), H in place of T, real singular values, and the phase gauge
+# of each pair (u_i, v_i) fixed by imag(v_i^H dv_i) = 0, as in JAX: the imaginary
+# part of diag(U^H da V) goes to dU.  For real a, every conj is the identity.
 def _svd_vjp(g, ans, a, full_matrices=False):
     m, n = shape_of(a)[-2:]
     k = min(m, n)
     u, s, v = _svd_parts(ans, m, n, full_matrices)
     gu, gs, gv = _svd_parts(g, m, n, full_matrices)
+    s, gs, v, gv = _re(s), _re(gs), _cj(v), _cj(gv)
     u1, v1, gu1, gv1 = _cols(u, 0, k), _cols(v, 0, k), _cols(gu, 0, k), _cols(gv, 0, k)
     if full_matrices and m > k:
         gu1 = _complement_cotangent(gu1, _cols(gu, k), u1, _cols(u, k))
@@ -481,13 +531,16 @@ def _svd_vjp(g, ans, a, full_matrices=False):
         gv1 = _complement_cotangent(gv1, _cols(gv, k), v1, _cols(v, k))
     f = _inverse_gaps(s * s)  # 1 / (s_j^2 - s_i^2)
     ju, jv = matmul(_T(u1), gu1), matmul(_T(v1), gv1)
-    core = ((f * (ju - _T(ju))) * expand_dims(s, -2) + _diag_embed(gs)
-            + expand_dims(s, -1) * (f * (jv - _T(jv))))
-    ga = matmul(matmul(u1, core), _T(v1))
-    if m > k:  # (I - u u^T) gu s^-1 v^T
-        ga = ga + matmul((gu1 - matmul(u1, ju)) / expand_dims(s, -2), _T(v1))
-    if n > k:  # u s^-1 gv^T (I - v v^T)
-        ga = ga + matmul(u1, _T((gv1 - matmul(v1, jv)) / expand_dims(s, -2)))
+    core = ((f * (ju - _H(ju))) * expand_dims(s, -2) + _diag_embed(gs)
+            + expand_dims(s, -1) * (f * (jv - _H(jv))))
+    if _complex(ju):
+        core = core + _imag_diag(ju) / expand_dims(s, -2)
+    cu1 = _cj(u1)
+    ga = matmul(matmul(cu1, core), _T(v1))
+    if m > k:  # (I - u u^H)^T gu s^-1 v^T
+        ga = ga + matmul((gu1 - matmul(cu1, ju)) / expand_dims(s, -2), _T(v1))
+    if n > k:  # conj(u) s^-1 gv^H (I - v v^H)^*
+        ga = ga + matmul(cu1, _T((_cj(gv1) - matmul(v1, _cj(jv))) / expand_dims(s, -2)))
     return ga
 
 
@@ -495,25 +548,29 @@ def _svd_jvp(t, ans, a, full_matrices=False):
     m, n = shape_of(a)[-2:]
     k = min(m, n)
     u, s, v = _svd_parts(ans, m, n, full_matrices)
+    s, v = _re(s), _cj(v)
     u1, v1 = _cols(u, 0, k), _cols(v, 0, k)
-    dp = matmul(matmul(_T(u1), t), v1)  # u^T da v
+    dp = matmul(matmul(_H(u1), t), v1)  # u^H da v
     f = _inverse_gaps(s * s)
     sr, sc = expand_dims(s, -2), expand_dims(s, -1)  # scale columns, rows
-    du = matmul(u1, f * (dp * sr + sc * _T(dp)))
-    dv = matmul(v1, f * (sc * dp + _T(dp) * sr))
-    if m > k:  # + (I - u u^T) da v s^-1
+    du = matmul(u1, f * (dp * sr + sc * _H(dp)))
+    dv = matmul(v1, f * (sc * dp + _H(dp) * sr))
+    if _complex(dp):  # the phase of each singular pair: imag(diag(U^H da V)) / s into dU
+        du = du + matmul(u1, _imag_diag(dp) / sr)
+    if m > k:  # + (I - u u^H) da v s^-1
         du = du + (matmul(t, v1) - matmul(u1, dp)) / sr
-    if n > k:  # + (I - v v^T) da^T u s^-1
-        dv = dv + (matmul(_T(t), u1) - matmul(v1, _T(dp))) / sr
+    if n > k:  # + (I - v v^H) da^H u s^-1
+        dv = dv + (matmul(_H(t), u1) - matmul(v1, _H(dp))) / sr
     if full_matrices and m > k:
         u2 = _cols(u, k)
-        du = concatenate([du, -matmul(matmul(u1, _T(du)), u2)], axis=-1)
+        du = concatenate([du, -matmul(matmul(u1, _H(du)), u2)], axis=-1)
     if full_matrices and n > k:
         v2 = _cols(v, k)
-        dv = concatenate([dv, -matmul(matmul(v1, _T(dv)), v2)], axis=-1)
+        dv = concatenate([dv, -matmul(matmul(v1, _H(dv)), v2)], axis=-1)
     width = shape_of(ans)[-1]
-    return concatenate([_pad_cols(du, width), _pad_cols(expand_dims(_diag_part(dp), -2), width),
-                        _pad_cols(dv, width)], axis=-2)
+    ds = _as_dtype(_re(_diag_part(dp)), dp)  # real, in the packed dtype
+    return concatenate([_pad_cols(du, width), _pad_cols(expand_dims(ds, -2), width),
+                        _pad_cols(_cj(dv), width)], axis=-2)
 
 
 defvjp(_svd, _svd_vjp)
@@ -529,16 +586,17 @@ def _svdvals(a):
 _svdvals.name = "svdvals"
 
 
+# The packed ``v`` is vh^T: the right singular vectors V for real a, conj(V) for complex.
 def _svdvals_vjp(g, ans, a):  # u diag(g) v^T: no 1/gap, finite at ties
     m, n = shape_of(a)[-2:]
     u, _, v = _svd_parts(_svd(a), m, n, False)
-    return matmul(u * expand_dims(g, -2), _T(v))
+    return _cj(matmul(u * expand_dims(_as_dtype(g, u), -2), _T(v)))  # complex: conj(U) g V^T
 
 
-def _svdvals_jvp(t, ans, a):  # ds_i = u_i^T da v_i
+def _svdvals_jvp(t, ans, a):  # ds_i = u_i^T da v_i (complex: real(u_i^H da V_i))
     m, n = shape_of(a)[-2:]
     u, _, v = _svd_parts(_svd(a), m, n, False)
-    return _sum(u * matmul(t, v), axis=-2)
+    return _re(_sum(_cj(u) * matmul(t, _cj(v)), axis=-2))
 
 
 defvjp(_svdvals, _svdvals_vjp)
@@ -597,7 +655,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     m, n = shape[-2:]
     full = bool(full_matrices) and m != n  # square: full and reduced are the same
     u, s, v = _svd_parts(_svd(a, full_matrices=full), m, n, full)
-    return SVDResult(u, s, _T(v))
+    return SVDResult(u, _re(s), _T(v))  # complex a: real singular values
 
 
 # qr ----------------------------------------------------------------------------------
@@ -618,8 +676,15 @@ def _copyltu(x):
     return tril(x) + _T(tril(x, -1))
 
 
+# Complex a: LAPACK's R has a real diagonal, which fixes Q's phases; the rules below
+# are the transposes (under the pairing real(sum(x * y))) of that gauge's JVP.
 def _qr_tall_vjp(q, r, gq, gr):
     # a = q r with r square: ga = (gq + q copyltu(M)) r^-T, M = r gr^T - gq^T q
+    if _complex(q):  # ga = (gq + conj(q) Psi^T(N)) r^-T, N = gr r^T - q^T gq
+        nn = matmul(gr, _T(r)) - matmul(_T(q), gq)
+        psi = triu(nn, 1) + tril(_H(nn), -1) + _diag_embed(real(_diag_part(nn)))
+        b = gq + matmul(_cj(q), psi)
+        return _T(_solve(r, _T(b)))
     m = matmul(r, _T(gr)) - matmul(_T(gq), q)
     b = gq + matmul(q, _copyltu(m))
     return _T(_solve(r, _T(b)))
@@ -627,9 +692,12 @@ def _qr_tall_vjp(q, r, gq, gr):
 
 def _qr_tall_jvp(q, r, t):
     # C = q^T t r^-1;  dr = (triu(C) + tril(C, -1)^T) r;  dq = t r^-1 - q (that same matrix)
+    # (complex: C = q^H t r^-1, the mirror conjugated, and the diagonal made real)
     b = _T(_solve(_T(r), _T(t)))  # t r^-1
-    c = matmul(_T(q), b)
-    upper = triu(c) + _T(tril(c, -1))
+    c = matmul(_H(q), b)
+    upper = triu(c) + _H(tril(c, -1))
+    if _complex(c):
+        upper = upper - _imag_diag(c)
     return b - matmul(q, upper), matmul(upper, r)
 
 
@@ -642,11 +710,11 @@ def _qr_vjp(g, ans, a, mode="reduced"):
     k = min(m, n)
     q, r = _qr_unpack(ans, m)
     gq, gr = _qr_unpack(g, m)
-    if n > m:  # wide: a = [x y], q r_x = x, r_y = q^T y
+    if n > m:  # wide: a = [x y], q r_x = x, r_y = q^H y
         y, gry = _cols(a, m), _cols(gr, m)
-        gq = gq + matmul(y, _T(gry))
+        gq = gq + _cj(matmul(y, _T(gry)))
         gx = _qr_tall_vjp(q, _cols(r, 0, m), gq, _cols(gr, 0, m))
-        return concatenate([gx, matmul(q, gry)], axis=-1)
+        return concatenate([gx, matmul(_cj(q), gry)], axis=-1)
     if mode == "complete" and m > k:  # q = [q1 q2], r = [r1; 0]
         q1, q2 = _cols(q, 0, k), _cols(q, k)
         gq1 = _complement_cotangent(_cols(gq, 0, k), _cols(gq, k), q1, q2)
@@ -661,12 +729,12 @@ def _qr_jvp(t, ans, a, mode="reduced"):
     if n > m:
         y = _cols(a, m)
         dq, drx = _qr_tall_jvp(q, _cols(r, 0, m), _cols(t, 0, m))
-        dry = matmul(_T(dq), y) + matmul(_T(q), _cols(t, m))
+        dry = matmul(_H(dq), y) + matmul(_H(q), _cols(t, m))
         return concatenate([dq, _T(concatenate([drx, dry], axis=-1))], axis=-2)
     if mode == "complete" and m > k:
         q1, q2 = _cols(q, 0, k), _cols(q, k)
         dq1, dr1 = _qr_tall_jvp(q1, _rows(r, 0, k), t)
-        dq = concatenate([dq1, -matmul(matmul(q1, _T(dq1)), q2)], axis=-1)
+        dq = concatenate([dq1, -matmul(matmul(q1, _H(dq1)), q2)], axis=-1)
         return concatenate([dq, _pad_cols(_T(dr1), m)], axis=-2)  # r's zero rows stay zero
     dq, dr = _qr_tall_jvp(q, r, t)
     return concatenate([dq, _T(dr)], axis=-2)
@@ -736,6 +804,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 @primitive
 def _norm2(x, axis=None, keepdims=False):
     xp = _ns(x)
+    if x.dtype.kind == "c":  # sqrt(sum |x|^2), real
+        return xp.sqrt(xp.sum(x.real * x.real + x.imag * x.imag, axis=axis, keepdims=keepdims))
     return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
 
 
@@ -748,10 +818,11 @@ def _nonzero(ans):
     return where(v == 0, xp_of(v).ones((), v.dtype), ans)
 
 
+# Complex x: d norm = real(sum(conj(x) dx)) / norm, transposed: g conj(x) / norm.
 defvjp(_norm2, lambda g, ans, x, axis=None, keepdims=False:
-       x * expand_to(g / _nonzero(ans), x.shape, axis, keepdims))
+       _cj(x) * expand_to(g / _nonzero(ans), x.shape, axis, keepdims))
 defjvp(_norm2, lambda t, ans, x, axis=None, keepdims=False:
-       _sum(x * t, axis=axis, keepdims=keepdims) / _nonzero(ans))
+       _re(_sum(_cj(x) * t, axis=axis, keepdims=keepdims)) / _nonzero(ans))
 
 
 def _vector_norm(x, ord, axis, keepdims):

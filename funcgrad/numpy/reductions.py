@@ -430,7 +430,8 @@ defjvp(cumprod, _cumprod_jvp)
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
-    """``numpy.var``: the mean squared deviation over ``axis``, divided by ``N - ddof``.
+    """``numpy.var``: the mean squared deviation over ``axis``, divided by ``N - ddof``
+    (of complex ``x``: of ``|x - mean|``, a real number).
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(fnp.var)(numpy.array([1.0, 3.0]))
@@ -441,8 +442,14 @@ def var(x, axis=None, ddof=0, keepdims=False):
     (x,) = as_arrays(x)
     n = _count(shape_of(x), axis) - ddof
     d = x - mean(x, axis=axis, keepdims=True)
+    if raw(d).dtype.kind == "c":  # |d|^2, real, as NumPy
+        from .elementwise import imag, real
+
+        d2 = real(d) * real(d) + imag(d) * imag(d)
+    else:
+        d2 = d * d
     # NumPy divides by max(N - ddof, 0); ``max`` is amax in this module
-    return sum(d * d, axis=axis, keepdims=keepdims) / (n if n > 0 else 0)  # noqa: FURB136
+    return sum(d2, axis=axis, keepdims=keepdims) / (n if n > 0 else 0)  # noqa: FURB136
 
 
 def std(x, axis=None, ddof=0, keepdims=False):

@@ -463,14 +463,27 @@ def _astype(x, dtype):
     return x.astype(dtype)
 
 
-defvjp(_astype, lambda g, ans, x, dtype: _astype(g, raw(x).dtype))
-defjvp(_astype, lambda t, ans, x, dtype: _astype(t, dtype))
+def _cast(t, dtype):
+    """``t`` cast to ``dtype``; complex to real through ``real`` (the real part, no
+    ComplexWarning): the transpose of real-to-complex, and complex-to-real's tangent."""
+    dtype = numpy.dtype(dtype)
+    if raw(t).dtype.kind == "c" and dtype.kind != "c":
+        from .elementwise import real
+
+        t = real(t)
+    return t if raw(t).dtype == dtype else _astype(t, dtype)
+
+
+defvjp(_astype, lambda g, ans, x, dtype: _cast(g, raw(x).dtype))
+defjvp(_astype, lambda t, ans, x, dtype: _cast(t, dtype))
 
 
 def astype(x, dtype):
-    """``x`` as ``dtype``: differentiable to float dtypes, plain data to others.
+    """``x`` as ``dtype``: differentiable to float and complex dtypes, plain data to others.
 
-    The gradient of a float cast is cast back to ``x``'s dtype.
+    The gradient of a float cast is cast back to ``x``'s dtype; a cast from
+    complex to real keeps the real part (as NumPy does, without its
+    ``ComplexWarning``), and its derivative is that of ``fnp.real``.
 
     >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(lambda x: fnp.sum(fnp.astype(x, "float32") * 2.0))(numpy.ones(2)).dtype
@@ -479,9 +492,15 @@ def astype(x, dtype):
     array([1, 0])
     """
     (x,) = as_arrays(x)
-    if numpy.dtype(dtype).kind != "f":
+    if numpy.dtype(dtype).kind not in "fc":
         v = raw(x)
         return v.astype(dtype)
+    if raw(x).dtype.kind == "c" and numpy.dtype(dtype).kind == "f":
+        from .elementwise import real
+
+        x = real(x)
+        if raw(x).dtype == numpy.dtype(dtype):
+            return x
     return _astype(x, dtype)
 
 
