@@ -265,7 +265,10 @@ def test_row_matches_jax(pair, shapes, dtype, second):
     jts = tuple(jnp.asarray(t) for t in ts)
     # values and JVPs in complex directions
     out, t_out = fg.jvp(ours.fun, args, ts)
-    jout, jt_out = jax.jvp(theirs.fun, jargs, jts)
+    try:
+        jout, jt_out = jax.jvp(theirs.fun, jargs, jts)
+    except NotImplementedError as exc:  # older JAX (0.6 on Python 3.10): complete QR
+        pytest.skip(f"JAX {jax.__version__} cannot serve as the reference here: {exc}")
     _close(out, jout, dtype, "values")
     _close(t_out, jt_out, dtype, "jvp")
     # VJPs in random directions: <vjp(u), t> == <u, J t>, J t from JAX
