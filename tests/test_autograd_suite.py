@@ -76,7 +76,6 @@ BY_DESIGN = {
     "test_scipy.py::test_mvn_sing_cov":
         "multivariate_normal refuses allow_singular=True (FuncgradValueError naming it): "
         "a singular covariance has no density to differentiate",
-    "test_scipy.py::test_solve_banded": "funcgrad.scipy.linalg has no solve_banded",
 }
 BY_DESIGN.update({
     f"test_scipy.py::test_{case}":
