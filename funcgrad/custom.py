@@ -37,6 +37,7 @@ import numpy
 from . import tree
 from .backend import is_inexact_dtype
 from .backprop import gradients
+from .batching import NOT_MAPPED, is_batched, per_example
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -294,6 +295,27 @@ def _float_leaf(v: Any) -> bool:
     return isinstance(v, (float, complex)) or (dtype is not None and is_inexact_dtype(dtype))
 
 
+def _per_example(fun: Callable, args: tuple, kwargs: dict, name: str) -> Any:
+    """A custom rule's function called on values a running vmap maps (a vmap inside a
+    gradient) runs one example at a time, so that each call sees the gradient's Nodes
+    and its own rule, not the function's body, is what gets differentiated; else
+    :data:`NOT_MAPPED`."""
+    if not any(_maps_a_node(v) for v in tree.flatten(args)[0]):
+        return NOT_MAPPED  # no gradient under the map: the body runs batched
+    return per_example(lambda a: fun(*a, **kwargs), args, name)
+
+
+def _maps_a_node(v: Any) -> bool:
+    """Whether ``v`` is a batched value holding a gradient's Node (at any depth)."""
+    if not is_batched(v):
+        return False
+    while is_batched(v) or type(v) is Node:
+        if type(v) is Node:
+            return True
+        v = v.value
+    return False
+
+
 class custom_vjp:
     """A function with a user-given gradient (JAX-style).
 
@@ -352,6 +374,9 @@ class custom_vjp:
             # Inside its own fwd (``return f(x), res``, as JAX's docs write it) the
             # function is just itself: fwd's result is what gets differentiated.
             return self.fun(*args, **kwargs)
+        looped = _per_example(self, args, kwargs, f"custom_vjp {self._name}")
+        if looped is not NOT_MAPPED:
+            return looped
         leaves, treedef = tree.flatten(args)
         if not any(type(v) is Node for v in leaves):
             out = self.fun(*args, **kwargs)
@@ -587,6 +612,9 @@ class custom_jvp:
                 f"custom_jvp {self._name}: nondiff_argnums {nondiff} but called with "
                 f"{len(args)} positional arguments"
             )
+        looped = _per_example(self, args, kwargs, f"custom_jvp {self._name}")
+        if looped is not NOT_MAPPED:
+            return looped
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, treedef = tree.flatten(diff)
         if not any(type(v) is Node for v in leaves):

@@ -4,7 +4,8 @@ Loaded with ``-p autograd_adapter`` in a separate pytest process (see
 ``test_autograd_suite.py``), it puts thin stand-ins for ``autograd``,
 ``autograd.numpy`` (``.linalg``, ``.fft``, ``.random``), ``autograd.test_util``,
 ``autograd.extend``, ``autograd.builtins``, ``autograd.tracer`` and
-``autograd.misc`` into ``sys.modules`` before autograd's tests import them.
+``autograd.misc``, ``autograd.scipy`` (``.special``, ``.stats`` and its distributions,
+``.linalg``, ``.signal``, ``.integrate``, ``.misc``: funcgrad.scipy's) into ``sys.modules`` before autograd's tests import them.
 Each maps autograd's API onto funcgrad's: ``grad(fun, argnum)`` is
 ``fg.grad(fun, argnums=argnum)``, ``check_grads(fun, argnum, modes, order)(*args)``
 is ``fg.check_grads`` on the chosen arguments, ``defvjp(prim, maker)`` turns
@@ -301,6 +302,36 @@ def install():
                            list=builtins.list, tuple=builtins.tuple, dict=builtins.dict)
     top.tracer = _module("autograd.tracer", primitive=primitive, isbox=isbox)
     top.misc = _module("autograd.misc", flatten=flatten, const_graph=const_graph)
+    top.scipy = _install_scipy()
+
+
+def _install_scipy():
+    """``autograd.scipy`` and its submodules onto ``funcgrad.scipy``: names funcgrad.scipy
+    lacks are missing (AttributeError in the test that uses one), never SciPy's own."""
+    import scipy.stats
+
+    import funcgrad.scipy as fsp
+
+    special = _module("autograd.scipy.special")
+    for name in fsp.special.__all__:
+        setattr(special, name, getattr(fsp.special, name))
+    special.jn, special.yn = fsp.special.jv, fsp.special.yv  # SciPy's own aliases
+    stats = _module("autograd.scipy.stats")
+    for name in fsp.stats.__all__:  # sampling (not differentiated) is SciPy's own
+        rvs = types.SimpleNamespace(rvs=getattr(scipy.stats, name).rvs)
+        sub = _Fallback(f"autograd.scipy.stats.{name}", getattr(fsp.stats, name), rvs)
+        setattr(stats, name, sub)
+        sys.modules[f"autograd.scipy.stats.{name}"] = sub
+    def odeint(func, y0, t, args=(), **kwargs):  # SciPy's args tuple; funcgrad's *args
+        return fsp.integrate.odeint(func, y0, t, *args, **kwargs)
+
+    subs = {"special": special, "stats": stats, "linalg": fsp.linalg, "signal": fsp.signal,
+            "integrate": _module("autograd.scipy.integrate", odeint=odeint),
+            "misc": _module("autograd.scipy.misc", logsumexp=fsp.special.logsumexp)}
+    for name, mod in subs.items():
+        if name in ("linalg", "signal"):
+            sys.modules[f"autograd.scipy.{name}"] = mod
+    return _module("autograd.scipy", **subs)
 
 
 def pytest_configure(config):

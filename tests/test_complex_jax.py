@@ -36,6 +36,11 @@ import types
 import numpy as np
 import pytest
 
+# JAX's reference for astype's complex -> real round trip warns that it will refuse
+# the cast one day (NumPy's ComplexWarning, in JAX's words); funcgrad takes the real part.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Casting from complex to real dtypes will soon raise:DeprecationWarning")
+
 # XLA's compile time dominates; these cases need no optimized code (no effect if JAX's
 # backend is already up).
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
@@ -265,7 +270,10 @@ def test_row_matches_jax(pair, shapes, dtype, second):
     jts = tuple(jnp.asarray(t) for t in ts)
     # values and JVPs in complex directions
     out, t_out = fg.jvp(ours.fun, args, ts)
-    jout, jt_out = jax.jvp(theirs.fun, jargs, jts)
+    try:
+        jout, jt_out = jax.jvp(theirs.fun, jargs, jts)
+    except NotImplementedError as exc:  # older JAX (0.6 on Python 3.10): complete QR
+        pytest.skip(f"JAX {jax.__version__} cannot serve as the reference here: {exc}")
     _close(out, jout, dtype, "values")
     _close(t_out, jt_out, dtype, "jvp")
     # VJPs in random directions: <vjp(u), t> == <u, J t>, J t from JAX

@@ -225,7 +225,8 @@ def test_a_large_gradient_flow_is_condensed_with_its_nan_marked():
         d = x - 5  # below 0: the masked branch divides by 0, and its rule makes 0 / 0
         return fnp.sum(fnp.where(x > 5, d / fnp.maximum(d, 0.0), 0.0))  # NaN slope
 
-    flow = fg.trace(loop, np.ones(3)).with_gradients()
+    with np.errstate(divide="ignore", invalid="ignore"):  # the masked branch's 0 / 0
+        flow = fg.trace(loop, np.ones(3)).with_gradients()
     assert len(flow.graph) > 1000
     found = {texts(n)[0]: n for n in nodes_of(parse(flow.to_svg()))}
     assert len(found) < 20

@@ -118,3 +118,32 @@ def test_on_the_standin_device(standin):
     g = fg.grad(lambda a: fnp.sum(linalg.lu_solve(linalg.lu_factor(a), b)))(standin.put(A))
     want = fg.grad(lambda a: fnp.sum(linalg.lu_solve(linalg.lu_factor(a), B)))(A)
     np.testing.assert_allclose(standin.get(g), want)
+
+
+@pytest.mark.parametrize("l_and_u,n", [((1, 1), 5), ((0, 2), 4), ((2, 0), 4), ((3, 3), 2)])
+def test_solve_banded(l_and_u, n):
+    rng = np.random.default_rng(n)
+    ab = rng.standard_normal((sum(l_and_u) + 1, n))
+    ab[l_and_u[1]] += 4.0  # a well-conditioned main diagonal
+    for b in (rng.standard_normal(n), rng.standard_normal((n, 2))):
+        np.testing.assert_allclose(linalg.solve_banded(l_and_u, ab, b),
+                                   sl.solve_banded(l_and_u, ab, b))
+        fg.check_grads(lambda ab, b: linalg.solve_banded(l_and_u, ab, b), (ab, b), order=2)
+    # the corners of ab outside the band are not read: their gradient is zero
+    g = fg.grad(lambda ab: fnp.sum(linalg.solve_banded(l_and_u, ab, np.ones(n))))(ab)
+    low, up = l_and_u
+    for k in range(1, up + 1):
+        np.testing.assert_array_equal(g[up - k, :k], 0.0)
+    for k in range(1, low + 1):
+        np.testing.assert_array_equal(g[up + k, n - k:], 0.0)
+    with pytest.raises(ValueError, match="ab of shape"):
+        linalg.solve_banded((l_and_u[0] + 1, l_and_u[1]), ab, np.ones(n))
+
+
+def test_solve_banded_on_the_standin_device(standin):
+    ab = np.stack([np.full(3, 0.5), np.full(3, 4.0), np.full(3, -1.0)])
+    g = fg.grad(lambda ab: fnp.sum(linalg.solve_banded((1, 1), ab, standin.put(V))))(
+        standin.put(ab))
+    want = fg.grad(lambda ab: fnp.sum(linalg.solve_banded((1, 1), ab, V)))(ab)
+    assert type(g) is standin.StrictArray
+    np.testing.assert_allclose(standin.get(g), want)

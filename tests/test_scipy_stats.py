@@ -184,6 +184,22 @@ def test_multivariate_normal_against_scipy():
         stats.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)
 
 
+def test_multivariate_normal_entropy_against_scipy():
+    rng = np.random.default_rng(1)
+    cov, mean = _spd(rng, 3), rng.standard_normal(3)
+    for c in (cov, np.array([1.0, 2.0, 0.5]), 2.0):
+        np.testing.assert_allclose(stats.multivariate_normal.entropy(mean, c),
+                                   st.multivariate_normal.entropy(mean, c))
+    # d/dcov of log det cov / 2 is inv(cov) / 2 (symmetric); the mean does not enter
+    g_mean, g_cov = fg.grad(stats.multivariate_normal.entropy, (0, 1))(mean, cov)
+    np.testing.assert_allclose(g_mean, np.zeros(3), atol=1e-15)
+    np.testing.assert_allclose(g_cov, 0.5 * np.linalg.inv(cov))
+    fg.check_grads(lambda c: stats.multivariate_normal.entropy(mean, c @ c.T),
+                   (np.linalg.cholesky(cov),), order=2)
+    with pytest.raises(ValueError, match="allow_singular"):
+        stats.multivariate_normal.entropy(mean, cov, allow_singular=True)
+
+
 def test_multivariate_normal_covariance_gradient_is_symmetric():
     rng = np.random.default_rng(1)
     cov, x = _spd(rng, 3), rng.standard_normal(3)

@@ -36,7 +36,7 @@ from . import _backend
 
 __all__ = [
     "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu_factor",
-    "lu_solve", "norm", "slogdet", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd",
+    "lu_solve", "norm", "slogdet", "solve", "solve_banded", "solve_sylvester", "solve_triangular", "sqrtm", "svd",
 ]
 
 
@@ -409,8 +409,41 @@ def sqrtm(a: Any) -> Any:
     return _sqrtm(_matrix(a, "sqrtm"))
 
 
+def solve_banded(l_and_u: tuple, ab: Any, b: Any, overwrite_ab: bool = False,
+                 overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """Solve ``a x = b`` for a banded ``a`` given in SciPy's band storage:
+    ``ab[u + i - j, j] == a[i, j]`` for the ``l`` diagonals below and ``u`` above.
+
+    Differentiable in ``ab`` and ``b`` to any order: ``a`` is assembled from its
+    diagonals and solved densely (``O(n^3)``, not SciPy's banded ``O(n (l + u)^2)``);
+    the entries of ``ab`` outside the band are not used, and their gradient is zero.
+
+    >>> import numpy, scipy.linalg
+    >>> from funcgrad.scipy import linalg
+    >>> ab = numpy.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])
+    >>> b = numpy.array([1.0, 2.0, 3.0])
+    >>> bool(numpy.allclose(linalg.solve_banded((1, 1), ab, b),
+    ...                     scipy.linalg.solve_banded((1, 1), ab, b)))
+    True
+    """
+    lower, upper = (int(k) for k in l_and_u)
+    ab = fnp.asarray(ab) if isinstance(ab, (list, tuple)) else ab
+    shape = getattr(ab, "shape", ())
+    if len(shape) != 2 or shape[0] != lower + upper + 1 or lower < 0 or upper < 0:
+        raise FuncgradValueError(
+            f"solve_banded: ab of shape {shape} does not hold l={lower} lower and u={upper} "
+            f"upper diagonals (it needs l + u + 1 = {lower + upper + 1} rows)")
+    n = shape[1]
+    a = None
+    for k in range(-min(lower, n - 1), min(upper, n - 1) + 1):
+        row = ab[upper - k]
+        band = fnp.diag(row[k:] if k >= 0 else row[:n + k], k)
+        a = band if a is None else a + band
+    return fnp.linalg.solve(a, b)
+
+
 for _name in ("solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
-              "lu_solve", "expm", "solve_sylvester", "sqrtm"):
+              "lu_solve", "expm", "solve_sylvester", "sqrtm", "solve_banded"):
     globals()[_name] = guarded(globals()[_name], _name)
 del _name
 del xp_of

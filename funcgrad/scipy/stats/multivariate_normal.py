@@ -21,7 +21,7 @@ from ... import numpy as fnp
 from ...errors import FuncgradValueError
 from ._util import LOG_2PI, document, promote, public
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["entropy", "logpdf", "pdf"]
 
 
 def __dir__() -> list:
@@ -64,9 +64,31 @@ def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) ->
     return fnp.exp(logpdf(x, mean, cov, allow_singular))
 
 
+def entropy(mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Any:
+    if allow_singular:
+        raise FuncgradValueError(
+            "multivariate_normal: allow_singular=True is not supported; the covariance must "
+            "be positive definite"
+        )
+    mean, cov = promote(0 if mean is None else mean, cov)
+    d = mean.shape[-1] if mean.shape else (cov.shape[0] if cov.shape else 1)
+    if len(cov.shape) == 0:
+        cov = cov * fnp.eye(d, dtype=cov.dtype, like=cov)
+    elif len(cov.shape) == 1:
+        cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
+    if cov.shape != (d, d):
+        raise FuncgradValueError(
+            f"multivariate_normal: cov of shape {cov.shape} for a mean of dimension {d}"
+        )
+    _, logdet = fnp.linalg.slogdet(cov)
+    return 0.5 * (d * (1.0 + LOG_2PI) + logdet)
+
+
 _ARGS = "numpy.array([0.5, -1.0]), numpy.zeros(2), numpy.array([[2.0, 0.3], [0.3, 1.0]])"
 document(globals(), "multivariate_normal", {
     "logpdf": ("``log pdf(x)``: the log density, one per point.", _ARGS),
     "pdf": ("The density, one per point.", _ARGS),
+    "entropy": ("The differential entropy ``(d (1 + log 2 pi) + log det cov) / 2``.",
+                "numpy.zeros(2), numpy.array([[2.0, 0.3], [0.3, 1.0]])"),
 })
 public(globals(), __all__)
