@@ -95,7 +95,9 @@ del BY_DESIGN["test_tests.py::test_check_vjp_1st_order_fail"]
 # Not done yet (named, to be fixed).
 NOT_YET = {
     "test_misc.py::test_const_graph":
-        "fg.replay (autograd's const_graph) traces foo again when its floats change 0.0 -> 1.0",
+        "foo appends to a list it closes over: fg.replay (autograd's const_graph) sees what a "
+        "function reads change and traces again (API.md §8, never stale), so foo's body runs "
+        "at each call where autograd's cache would replay its first graph",
 }
 
 # Complex numbers: the complex branch (issue 19 item 1) adds real/imag/conj/angle,
