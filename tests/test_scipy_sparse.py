@@ -41,7 +41,7 @@ def test_values_are_scipys(name, A):
     assert ours[1] == theirs[1] == 0
     x0 = np.ones(N)
     ours = getattr(fsla, name)(A, B, x0, rtol=1e-30, maxiter=2)
-    theirs = getattr(scipy_sla, name)(A, B, x0, rtol=1e-30, maxiter=2)
+    theirs = getattr(scipy_sla, name)(A, B, x0=x0, rtol=1e-30, maxiter=2)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-14)
     assert ours[1] == theirs[1] > 0  # not converged: SciPy's info
 
