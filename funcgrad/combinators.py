@@ -20,7 +20,8 @@ import numpy
 
 from . import tree
 from .backend import WEAK_TYPES, as_array, namespace
-from .backprop import check_like, gradients, owned, seed
+from .backprop import gradients
+from .backprop_utils import check_like, owned, seed
 from .batching import batched, is_batched
 from .errors import BatchedValueError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -191,7 +192,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
             elif _is_float(o):  # a constant output: its cotangent is checked all the same
                 check_like(c, _as_primal(value_of(o), "output"), f"vjp: cotangent leaf {k}",
                            f"output leaf {k}")
-        found = gradients(outs, seeds, nodes, bp, prune=False) if outs else [None] * len(nodes)
+        found = gradients(outs, seeds, nodes, bp) if outs else [None] * len(nodes)
         grads = [
             zeros_like(n.value) if g is None else _array(g)
             for n, g in zip(nodes, found, strict=True)

@@ -36,7 +36,7 @@ import numpy
 
 from . import tree
 from .backend import is_inexact_dtype
-from .backprop import gradients
+from .backprop import gradients, walk
 from .batching import NOT_MAPPED, is_batched, per_example
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -129,27 +129,17 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
     return [_ITEM(node, index=k) for k in range(len(values))]
 
 
-def _boundary(outputs: list, mark: int, stop: frozenset = frozenset()) -> list[Node]:
-    """The Nodes older than ``mark`` that ``outputs`` were computed from, oldest first.
+def _closure(outputs: list, mark: int) -> tuple[list[Node], list[Node]]:
+    """What ``outputs`` were computed from: the Nodes older than ``mark``, oldest
+    first -- the arguments and closed-over values of the call -- and the Nodes
+    made since, parents first.
 
-    Walks back from ``outputs`` through the Nodes made since ``mark`` and stops
-    at older ones: the arguments and closed-over values of the call.  Nodes
-    whose serial is in ``stop`` are neither walked through nor reported.
+    One :func:`~funcgrad.backprop.walk` along every Node argument, on every
+    graph, that stops at the Nodes older than the mark.
     """
-    seen: set[int] = set(stop)
-    found: dict[int, Node] = {}
-    stack = [o for o in outputs if type(o) is Node]
-    while stack:
-        n = stack.pop()
-        s = n.serial
-        if s in seen:
-            continue
-        seen.add(s)
-        if s < mark:
-            found[s] = n
-            continue
-        stack.extend(a for a in n.args if type(a) is Node)
-    return [found[s] for s in sorted(found)]
+    order, leaves = walk([o for o in outputs if type(o) is Node], None, mark)
+    older = sorted((n for n in leaves if n.serial < mark), key=lambda n: n.serial)
+    return older, [n for n in order if n.serial >= mark]
 
 
 def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
@@ -166,33 +156,25 @@ def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
 class _Program:
     """The recorded steps of a call, Nodes replaced by slots: replayable on new inputs.
 
-    Slots ``0..len(inputs)-1`` are the inputs; each step fills the next slot.
-    Only primitives, keyword arguments and constant arguments are kept, so the
-    recorded intermediates can be freed.
+    ``made`` are the Nodes between ``inputs`` and ``outputs``, parents first
+    (from :func:`_closure`).  Slots ``0..len(inputs)-1`` are the inputs; each
+    step fills the next slot.  Only primitives, keyword arguments and constant
+    arguments are kept, so the recorded intermediates can be freed.
     """
 
     __slots__ = ("outputs", "steps")
 
-    def __init__(self, inputs: list[Node], outputs: list[Node]):
+    def __init__(self, inputs: list[Node], outputs: list[Node], made: list[Node]):
         slot = {n.serial: i for i, n in enumerate(inputs)}
-        made: dict[int, Node] = {}
-        stack = list(outputs)
-        while stack:
-            n = stack.pop()
-            if n.serial in made or n.serial in slot:
-                continue
-            made[n.serial] = n
-            stack.extend(a for a in n.args if type(a) is Node)
         steps = []
-        for s in sorted(made):  # creation order: every step after the steps it uses
-            n = made[s]
+        for n in made:  # every step after the steps it uses
             args = list(n.args)
             refs = []
             for j, a in enumerate(args):
                 if type(a) is Node:
                     refs.append((j, slot[a.serial]))
                     args[j] = None
-            slot[s] = len(slot)
+            slot[n.serial] = len(slot)
             steps.append((n.primitive, tuple(args), tuple(refs), n.kwargs or {}))
         self.steps = tuple(steps)
         self.outputs = tuple(slot[o.serial] for o in outputs)
@@ -210,6 +192,23 @@ class _Program:
             else:
                 env.append(prim(*args, **kwargs))
         return [env[k] for k in self.outputs]
+
+    def replay(self, args: tuple, positions: list) -> tuple:
+        """``(bp, leaves, outputs)``: the steps replayed on ``args``, those at
+        ``positions`` made leaves of a new graph ``bp``."""
+        bp = BackpropId("checkpoint")
+        with recording(bp), collector_paused():
+            leaves = _leaves_on(bp, args, positions)
+            return bp, leaves, self.run(leaves)
+
+
+def _fold_over(bp: BackpropId, pairs: Any, wrt: list) -> list:
+    """The gradients of ``wrt`` (None where unreached) from the ``(node, seed)``
+    pairs whose node is on ``bp`` and whose seed is not None."""
+    pairs = [(o, s) for o, s in pairs if s is not None and type(o) is Node and bp in o.graphs]
+    if not pairs:
+        return [None] * len(wrt)
+    return gradients([o for o, _ in pairs], [s for _, s in pairs], wrt, bp)
 
 
 def _leaves_on(bp: BackpropId, args: tuple, positions: list) -> list:
@@ -245,36 +244,23 @@ def checkpoint(fun: Callable) -> Callable:
         if not made:
             return tree.unflatten(out_def, out_leaves)
         made_nodes = [out_leaves[k] for k in made]
-        inputs = _boundary(made_nodes, mark)
+        inputs, between = _closure(made_nodes, mark)
         if not _covers(inputs, made_nodes):
             return tree.unflatten(out_def, out_leaves)  # recorded in full, as without checkpoint
-        program = _Program(inputs, made_nodes)
+        program = _Program(inputs, made_nodes, between)
         values = [o.value for o in made_nodes]
-        del made_nodes
+        del made_nodes, between
 
         def vjp(gs, args, positions):
-            bp = BackpropId("checkpoint")
-            with recording(bp), collector_paused():
-                leaves = _leaves_on(bp, args, positions)
-                outs = program.run(leaves)
-            pairs = [
-                (o, g) for o, g in zip(outs, gs, strict=True)
-                if g is not None and type(o) is Node and bp in o.graphs
-            ]
+            bp, leaves, outs = program.replay(args, positions)
             wrt = [leaves[i] for i in positions]
-            found = (
-                gradients([o for o, _ in pairs], [g for _, g in pairs], wrt, bp, prune=False)
-                if pairs else [None] * len(wrt)
-            )
+            found = _fold_over(bp, zip(outs, gs, strict=True), wrt)
             return [zeros_like(value_of(a)) if f is None else f
                     for a, f in zip(wrt, found, strict=True)]
 
         def jvp(pairs, args):
-            bp = BackpropId("checkpoint")
             positions = [i for i, _ in pairs]
-            with recording(bp), collector_paused():
-                leaves = _leaves_on(bp, args, positions)
-                outs = program.run(leaves)
+            bp, leaves, outs = program.replay(args, positions)
             live = [o for o in outs if type(o) is Node and bp in o.graphs]
             ts = forward(live, [leaves[i] for i in positions], [t for _, t in pairs], bp)
             by_serial = {o.serial: t for o, t in zip(live, ts, strict=True)}
@@ -384,98 +370,7 @@ class custom_vjp:
                 return out
             # The function closes over a traced value: traced call below, so
             # that differentiating with respect to it raises.
-        return self._traced(args, kwargs, leaves, treedef)
-
-    def _traced(self, args: tuple, kwargs: dict, leaves: list, treedef: Any) -> Any:
-        name, bwd = self._name, self.bwd
-        mark = serial_mark()
-        # fwd sees each traced argument through a pass-through node of its own, so
-        # that a value reached around them is one the function closes over, even
-        # when it is an argument too.
-        seen = [make_node(v.value, v.graphs, _ARGUMENT, (v,), None, v.rank + 1)
-                if type(v) is Node else v for v in leaves]
-        token = _IN_FWD.set(_IN_FWD.get() | {self})
-        try:
-            res = self.fwd(*tree.unflatten(treedef, seen), **kwargs)
-        finally:
-            _IN_FWD.reset(token)
-        if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise FuncgradTypeError(
-                f"custom_vjp {name}: fwd must return a pair (out, residuals), "
-                f"got {type(res).__name__}"
-            )
-        out, res = res
-        out_leaves, out_def = tree.flatten(out)
-        made = [k for k, o in enumerate(out_leaves) if _float_leaf(value_of(o))]
-        if not made:
-            return out
-        given = frozenset(v.serial for v in seen if type(v) is Node)
-        frees = _boundary(out_leaves, mark, given)
-        if not given and not frees:  # fwd saw nothing traced
-            return out
-        free_graphs = [n.backprop_id.name for n in frees]
-        values = [numpy.asarray(v) if isinstance(v, float) else v
-                  for v in (value_of(out_leaves[k]) for k in made)]
-        n_args, n_leaves = len(args), len(leaves)
-
-        def refuse(positions):
-            for i in positions:
-                if i >= n_leaves:
-                    raise FuncgradError(
-                        f"custom_vjp {name} was differentiated with respect to a traced value "
-                        f"it closes over or takes as a keyword argument (a Node on graph "
-                        f"{free_graphs[i - n_leaves]!r}); its bwd gives no gradient for it: "
-                        "pass that value as a positional argument"
-                    )
-
-        def cotangent_tree(gs):
-            cts = [None] * len(out_leaves)
-            for k, g in zip(made, gs, strict=True):
-                cts[k] = g
-            return tree.unflatten(out_def, cts)
-
-        def run_bwd(gs):
-            grads = bwd(res, cotangent_tree(gs))
-            if not isinstance(grads, (tuple, list)) or len(grads) != n_args:
-                raise FuncgradTypeError(
-                    f"custom_vjp {name}: bwd must return a tuple of {n_args} gradients "
-                    f"(one per positional argument), got {type(grads).__name__}"
-                    + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else "")
-                )
-            try:
-                return tree.flatten_up_to(treedef, tuple(grads))
-            except ValueError as exc:
-                raise FuncgradTypeError(
-                    f"custom_vjp {name}: bwd's gradients do not match the arguments: {exc}"
-                ) from None
-
-        def vjp(gs, args, positions):
-            refuse(positions)
-            gs = [zeros_like(v) if g is None else g for g, v in zip(gs, values, strict=True)]
-            flat = run_bwd(gs)
-            return [zeros_like(value_of(args[i])) if flat[i] is None else flat[i]
-                    for i in positions]
-
-        def jvp(pairs, args):
-            # Forward mode: bwd is linear in g, so J t is the gradient of <bwd(g), t> in g.
-            refuse([i for i, _ in pairs])
-            bp = BackpropId("transpose")
-            with recording(bp):
-                gs = [require_grad(zeros_like(v), bp) for v in values]
-                flat = run_bwd(gs)
-            outs, seeds = [], []
-            for i, t in pairs:
-                c = flat[i]
-                if type(c) is Node and bp in c.graphs:
-                    outs.append(c)
-                    seeds.append(t)
-            if not outs:
-                return [None] * len(values)
-            return gradients(outs, seeds, gs, bp, prune=False)
-
-        for k, node in zip(made, _record(name, leaves + frees, values, vjp, jvp), strict=True):
-            out_leaves[k] = node
-        return tree.unflatten(out_def, out_leaves)
+        return _VJPCall(self, leaves, treedef).trace(args, kwargs, self)
 
 
 def _custom_vjp(fun: Callable, fwd: Callable | None, bwd: Callable | None) -> custom_vjp:
@@ -623,107 +518,7 @@ class custom_jvp:
                 return out
             # The function closes over a traced value: traced call below, so
             # that differentiating with respect to it raises.
-        return self._traced(args, kwargs, leaves, treedef)
-
-    def _traced(self, args: tuple, kwargs: dict, leaves: list, treedef: Any) -> Any:
-        name, nondiff = self._name, self.nondiff_argnums
-        mark = serial_mark()
-        # As in custom_vjp: the rule sees each traced argument through a node of
-        # its own, so that a value reached around them is one it closes over.
-        seen = [make_node(v.value, v.graphs, _ARGUMENT, (v,), None, v.rank + 1)
-                if type(v) is Node else v for v in leaves]
-        bp = BackpropId("custom_jvp")  # the tangents' graph: the linear map's record
-        with recording(bp):
-            tans = [require_grad(zeros_like(v.value), bp)
-                    if type(v) is Node and _float_leaf(v.value) else _zero_tangent(v)
-                    for v in leaves]
-        token = _IN_JVP.set(_IN_JVP.get() | {self})
-        try:
-            with recording(bp):
-                res = self.jvp(*(args[i] for i in nondiff), tree.unflatten(treedef, seen),
-                               tree.unflatten(treedef, tans), **kwargs)
-        finally:
-            _IN_JVP.reset(token)
-        if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise FuncgradTypeError(
-                f"custom_jvp {name}: jvp must return a pair (primal_out, tangent_out), "
-                f"got {type(res).__name__}"
-            )
-        out, tan_out = res
-        out_leaves, out_def = tree.flatten(out)
-        try:
-            tan_leaves = tree.flatten_up_to(out_def, tan_out)
-        except ValueError as exc:
-            raise FuncgradTypeError(
-                f"custom_jvp {name}: jvp's tangent_out does not match primal_out's structure: "
-                f"{exc}"
-            ) from None
-        made = [k for k, o in enumerate(out_leaves) if _float_leaf(value_of(o))]
-        if not made:
-            return out
-        tangents = []
-        for k in made:
-            t, pv = tan_leaves[k], value_of(out_leaves[k])
-            tv = value_of(t)
-            if tv is not None and not isinstance(tv, (int, float)) and not hasattr(tv, "shape"):
-                raise FuncgradTypeError(
-                    f"custom_jvp {name}: jvp's tangent_out does not match primal_out's "
-                    f"structure: output leaf {k} is an array, its tangent a {type(tv).__name__}"
-                )
-            if tv is not None and numpy.shape(tv) != numpy.shape(pv):
-                raise FuncgradValueError(
-                    f"custom_jvp {name}: jvp's tangent for output leaf {k} has shape "
-                    f"{numpy.shape(tv)}, but the output has shape {numpy.shape(pv)}"
-                )
-            tangents.append(t if type(t) is Node and bp in t.graphs else None)
-        given = frozenset(v.serial for v in seen if type(v) is Node)
-        frees = _boundary([out_leaves[k] for k in made] + [t for t in tangents if t is not None],
-                          mark, given)
-        if not given and not frees:
-            return out
-        free_graphs = [n.backprop_id.name for n in frees]
-        values = [numpy.asarray(v) if isinstance(v, float) else v
-                  for v in (value_of(out_leaves[k]) for k in made)]
-        n_leaves = len(leaves)
-
-        def refuse(positions):
-            for i in positions:
-                if i >= n_leaves:
-                    raise FuncgradError(
-                        f"custom_jvp {name} was differentiated with respect to a traced value "
-                        f"it closes over or takes as data (a keyword argument, or one in "
-                        f"nondiff_argnums: a Node on graph {free_graphs[i - n_leaves]!r}); "
-                        "its jvp gives no tangent for it: pass that value as a positional "
-                        "argument"
-                    )
-
-        def vjp(gs, args, positions):
-            # The transpose of the recorded linear map: its VJP, one fold over it.
-            refuse(positions)
-            outs, seeds = [], []
-            for g, t in zip(gs, tangents, strict=True):
-                if g is not None and t is not None:
-                    outs.append(t)
-                    seeds.append(g)
-            wrt = [tans[i] for i in positions]
-            found = gradients(outs, seeds, wrt, bp) if outs else [None] * len(wrt)
-            return [zeros_like(value_of(args[i])) if f is None else f
-                    for i, f in zip(positions, found, strict=True)]
-
-        def jvp(pairs, args):
-            refuse([i for i, _ in pairs])
-            live = [k for k, t in enumerate(tangents) if t is not None]
-            result = [None] * len(values)
-            if live:
-                ts = forward([tangents[k] for k in live], [tans[i] for i, _ in pairs],
-                             [t for _, t in pairs], bp)
-                for k, t in zip(live, ts, strict=True):
-                    result[k] = t
-            return result
-
-        for k, node in zip(made, _record(name, leaves + frees, values, vjp, jvp), strict=True):
-            out_leaves[k] = node
-        return tree.unflatten(out_def, out_leaves)
+        return _JVPCall(self, leaves, treedef).trace(args, kwargs, self)
 
 
 def _custom_jvp(fun: Callable, jvp: Callable | None, nondiff_argnums: tuple) -> custom_jvp:
@@ -732,3 +527,191 @@ def _custom_jvp(fun: Callable, jvp: Callable | None, nondiff_argnums: tuple) -> 
     if jvp is not None:
         made.defjvp(jvp)
     return made
+
+
+# -- one traced call of either: the node it records --------------------------------
+
+
+class _Call:
+    """One traced call of a :class:`custom_vjp` or :class:`custom_jvp`, made one node.
+
+    The user's rule (``fwd``, or ``jvp``) sees each traced argument through a
+    pass-through node of its own, so that a value reached around them is one
+    the function closes over, even when it is an argument too.  The node's
+    inputs are the arguments and those closed-over values; a subclass runs
+    the rule (``trace``) and gives the node's rules, ``vjp(gs, args,
+    positions)`` and ``jvp(pairs, args)``.
+    """
+
+    kind = data = gives = ""  # for messages: "custom_vjp", what passes as data, what bwd gives
+
+    def __init__(self, owner: Any, leaves: list, treedef: Any):
+        self.name, self.treedef, self.n_leaves = owner._name, treedef, len(leaves)
+        self.leaves = leaves
+        self.seen = [make_node(v.value, v.graphs, _ARGUMENT, (v,), None, v.rank + 1)
+                     if type(v) is Node else v for v in leaves]
+        self.mark = serial_mark()  # after the pass-through nodes: they stand for the arguments
+
+    def _run(self, owner: Any, running: ContextVar, rule: Callable, what: str, *args,
+             **kwargs) -> tuple:
+        """``rule(*args, **kwargs)``, the pair it must return, with ``owner`` marked
+        running (inside its rule, the function is just itself)."""
+        token = running.set(running.get() | {owner})
+        try:
+            res = rule(*args, **kwargs)
+        finally:
+            running.reset(token)
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise FuncgradTypeError(
+                f"{self.kind} {self.name}: {what}, got {type(res).__name__}"
+            )
+        return res
+
+    def _recorded(self, out: Any, out_leaves: list, out_def: Any, made: list, reached: list) -> Any:
+        """``out`` with its leaves ``made`` replaced by nodes over the call's inputs, the
+        Nodes that ``reached`` come from; ``out`` itself when the rule saw nothing traced."""
+        given = {v.serial for v in self.seen if type(v) is Node}
+        del self.seen
+        if not made:
+            return out
+        frees = [n for n in _closure(reached, self.mark)[0] if n.serial not in given]
+        if not given and not frees:
+            return out
+        self.free_graphs = [n.backprop_id.name for n in frees]
+        self.values = [numpy.asarray(v) if isinstance(v, float) else v
+                       for v in (value_of(out_leaves[k]) for k in made)]
+        nodes = _record(self.name, self.leaves + frees, self.values, self.vjp, self.jvp)
+        del self.leaves
+        for k, node in zip(made, nodes, strict=True):
+            out_leaves[k] = node
+        return tree.unflatten(out_def, out_leaves)
+
+    def refuse(self, positions: list) -> None:
+        """Refuse a derivative with respect to an input that is no positional argument."""
+        for i in positions:
+            if i >= self.n_leaves:
+                raise FuncgradError(
+                    f"{self.kind} {self.name} was differentiated with respect to a traced value "
+                    f"it closes over or takes as {self.data}{self.free_graphs[i - self.n_leaves]!r}"
+                    f"); {self.gives}: pass that value as a positional argument"
+                )
+
+
+class _VJPCall(_Call):
+    """A traced call of a :class:`custom_vjp`: ``fwd`` run once, its residuals kept."""
+
+    kind, data = "custom_vjp", "a keyword argument (a Node on graph "
+    gives = "its bwd gives no gradient for it"
+
+    def trace(self, args: tuple, kwargs: dict, owner: custom_vjp) -> Any:
+        pair = "fwd must return a pair (out, residuals)"
+        out, self.res = self._run(owner, _IN_FWD, owner.fwd, pair,
+                                  *tree.unflatten(self.treedef, self.seen), **kwargs)
+        self.bwd, self.n_args = owner.bwd, len(args)
+        out_leaves, self.out_def = tree.flatten(out)
+        self.made = [k for k, o in enumerate(out_leaves) if _float_leaf(value_of(o))]
+        self.n_out = len(out_leaves)
+        return self._recorded(out, out_leaves, self.out_def, self.made, out_leaves)
+
+    def _bwd(self, gs: list) -> list:
+        """``bwd`` on the cotangents ``gs`` of the outputs made: one gradient per leaf."""
+        cts = [None] * self.n_out
+        for k, g in zip(self.made, gs, strict=True):
+            cts[k] = g
+        grads = self.bwd(self.res, tree.unflatten(self.out_def, cts))
+        if not isinstance(grads, (tuple, list)) or len(grads) != self.n_args:
+            raise FuncgradTypeError(
+                f"custom_vjp {self.name}: bwd must return a tuple of {self.n_args} gradients "
+                f"(one per positional argument), got {type(grads).__name__}"
+                + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else "")
+            )
+        try:
+            return tree.flatten_up_to(self.treedef, tuple(grads))
+        except ValueError as exc:
+            raise FuncgradTypeError(
+                f"custom_vjp {self.name}: bwd's gradients do not match the arguments: {exc}"
+            ) from None
+
+    def vjp(self, gs: list, args: tuple, positions: list) -> list:
+        self.refuse(positions)
+        gs = [zeros_like(v) if g is None else g for g, v in zip(gs, self.values, strict=True)]
+        flat = self._bwd(gs)
+        return [zeros_like(value_of(args[i])) if flat[i] is None else flat[i]
+                for i in positions]
+
+    def jvp(self, pairs: list, args: tuple) -> list:
+        # Forward mode: bwd is linear in g, so J t is the gradient of <bwd(g), t> in g.
+        self.refuse([i for i, _ in pairs])
+        bp = BackpropId("transpose")
+        with recording(bp):
+            gs = [require_grad(zeros_like(v), bp) for v in self.values]
+            flat = self._bwd(gs)
+        return _fold_over(bp, ((flat[i], t) for i, t in pairs), gs)
+
+
+class _JVPCall(_Call):
+    """A traced call of a :class:`custom_jvp`: its rule run once on tangent leaves of
+    a graph of its own, so that the tangents out record the linear map.  Forward
+    mode pushes tangents through the record; reverse mode folds back over it."""
+
+    kind = "custom_jvp"
+    data = "data (a keyword argument, or one in nondiff_argnums: a Node on graph "
+    gives = "its jvp gives no tangent for it"
+
+    def trace(self, args: tuple, kwargs: dict, owner: custom_jvp) -> Any:
+        bp = self.bp = BackpropId("custom_jvp")  # the tangents' graph: the linear map's record
+        with recording(bp):
+            self.tans = [require_grad(zeros_like(v.value), bp)
+                         if type(v) is Node and _float_leaf(v.value) else _zero_tangent(v)
+                         for v in self.leaves]
+            pair = "jvp must return a pair (primal_out, tangent_out)"
+            out, tan_out = self._run(owner, _IN_JVP, owner.jvp, pair,
+                                     *(args[i] for i in owner.nondiff_argnums),
+                                     tree.unflatten(self.treedef, self.seen),
+                                     tree.unflatten(self.treedef, self.tans), **kwargs)
+        out_leaves, out_def = tree.flatten(out)
+        try:
+            tan_leaves = tree.flatten_up_to(out_def, tan_out)
+        except ValueError as exc:
+            raise FuncgradTypeError(
+                f"custom_jvp {self.name}: jvp's tangent_out does not match primal_out's "
+                f"structure: {exc}"
+            ) from None
+        made = [k for k, o in enumerate(out_leaves) if _float_leaf(value_of(o))]
+        self.tangents = [self._tangent(k, tan_leaves[k], out_leaves[k]) for k in made]
+        reached = [out_leaves[k] for k in made] + [t for t in self.tangents if t is not None]
+        return self._recorded(out, out_leaves, out_def, made, reached)
+
+    def _tangent(self, k: int, t: Any, o: Any) -> Any:
+        """Output leaf ``k``'s tangent ``t``, checked: a Node on the tangents' graph, or None."""
+        tv, pv = value_of(t), value_of(o)
+        if tv is not None and not isinstance(tv, (int, float)) and not hasattr(tv, "shape"):
+            raise FuncgradTypeError(
+                f"custom_jvp {self.name}: jvp's tangent_out does not match primal_out's "
+                f"structure: output leaf {k} is an array, its tangent a {type(tv).__name__}"
+            )
+        if tv is not None and numpy.shape(tv) != numpy.shape(pv):
+            raise FuncgradValueError(
+                f"custom_jvp {self.name}: jvp's tangent for output leaf {k} has shape "
+                f"{numpy.shape(tv)}, but the output has shape {numpy.shape(pv)}"
+            )
+        return t if type(t) is Node and self.bp in t.graphs else None
+
+    def vjp(self, gs: list, args: tuple, positions: list) -> list:
+        # The transpose of the recorded linear map: its VJP, one fold over it.
+        self.refuse(positions)
+        found = _fold_over(self.bp, zip(self.tangents, gs, strict=True),
+                           [self.tans[i] for i in positions])
+        return [zeros_like(value_of(args[i])) if f is None else f
+                for i, f in zip(positions, found, strict=True)]
+
+    def jvp(self, pairs: list, args: tuple) -> list:
+        self.refuse([i for i, _ in pairs])
+        live = [k for k, t in enumerate(self.tangents) if t is not None]
+        result = [None] * len(self.values)
+        if live:
+            ts = forward([self.tangents[k] for k in live], [self.tans[i] for i, _ in pairs],
+                         [t for _, t in pairs], self.bp)
+            for k, t in zip(live, ts, strict=True):
+                result[k] = t
+        return result

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backprop import gradients, seed, walk
+from .backprop import gradients, parents_on, walk
+from .backprop_utils import seed
 from .node import (
     _ACTIVE,
     BackpropId,
@@ -43,7 +44,7 @@ def _derived_jvp(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> 
             seeds.append(seed(ct, t, k))
     if not outs:
         return None
-    return gradients(outs, seeds, [g], with_g, prune=False)[0]
+    return gradients(outs, seeds, [g], with_g)[0]
 
 
 def jvp_step(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
@@ -69,28 +70,22 @@ def jvp_step(prim: Any, pairs: list, ans: Any, args: tuple, kwargs: Any) -> Any:
 
 def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: BackpropId) -> list:
     """Tangents of ``outputs`` (None where unreached), given those of ``inputs`` on ``bp``."""
-    targets = {n.serial: n for n in inputs}
-    with collector_paused():
-        return _forward(outputs, inputs, tangents, bp, targets)
-
-
-def _forward(outputs, inputs, tangents, bp, targets) -> list:
-    order, parents = walk(outputs, targets, bp)
+    targets = {n.serial for n in inputs}
     tan: dict[int, Any] = {}
     for n, t in zip(inputs, tangents, strict=True):
         tan[n.serial] = t if n.serial not in tan else tan[n.serial] + t
-    with recording(bp, on=False):
+    with collector_paused(), recording(bp, on=False):
         live = _ACTIVE.get()
-        for node in order:
-            ps = parents[node.serial]
-            if node.serial in targets or not ps:
+        for node in walk(outputs, bp)[0]:  # parents first
+            if node.serial in targets:  # an input keeps the tangent it is given
+                continue
+            pairs = [(i, tan[p.serial]) for i, p in parents_on(node.args, bp) if p.serial in tan]
+            if not pairs:  # no input leads here
                 continue
             if not node.graphs.isdisjoint(live):
                 ans, args = node, node.args
             else:
-                ans = node.value
-                args = raw_args(node.args)
-            pairs = [(i, tan[p.serial]) for i, p in ps if p.serial in tan]
+                ans, args = node.value, raw_args(node.args)
             prim = node.primitive
             if prim.library:
                 t = jvp_step(prim, pairs, ans, args, node.kwargs or {})

@@ -36,7 +36,7 @@ import numpy
 
 from . import drawing, tree
 from . import numpy as fnp
-from .backprop import backprop, walk
+from .backprop import backprop, between
 from .combinators import _trace
 from .errors import FuncgradStateError, FuncgradTypeError, FuncgradValueError
 from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
@@ -121,7 +121,7 @@ class Graph:
         inputs = _node_tuple(inputs, "inputs")
         outputs = _node_tuple(outputs, "outputs")
         targets = {n.serial: n for n in inputs}
-        found = {n.serial: n for n in walk(list(outputs), targets, bp)[0]}
+        found = {n.serial: n for n in between(list(outputs), targets, bp)}
         found.update(targets)  # an input the outputs do not use is still an input
         return cls(inputs, outputs, found.values(), bp)
 

@@ -35,10 +35,11 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backprop import check_like, gradients
+from .backprop import gradients
+from .backprop_utils import check_like
 from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
-from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
+from .custom import _ITEM, Bundle, _closure, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -129,8 +130,9 @@ class _Converted:
         made = [k for k, o in enumerate(out_leaves) if type(o) is Node]
         nodes = [out_leaves[k] for k in made]
         own = {n.serial for n in xs}
-        self.params = [n for n in _boundary(nodes, mark) if n.serial not in own]
-        self.program = _Program(xs + self.params, nodes)
+        older, between = _closure(nodes, mark)
+        self.params = [n for n in older if n.serial not in own]
+        self.program = _Program(xs + self.params, nodes, between)
         self.made = made
         self.constants = [None if type(o) is Node else o for o in out_leaves]
         self.n = len(xs)

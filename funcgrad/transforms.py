@@ -19,7 +19,7 @@ from typing import Any
 import numpy
 
 from . import tree
-from .backprop import check_like, owned
+from .backprop_utils import check_like, owned
 from .combinators import _argnums, _lower, _partial, _trace, _zeros, vjp
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward

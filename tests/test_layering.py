@@ -28,6 +28,7 @@ LAYERS = {
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
     "funcgrad.numpy.random": 4,  # fnp.random, also fg.random
     "funcgrad.backprop": 5,
+    "funcgrad.backprop_utils": 5,  # checks at the folds' edges: seeds, rule results
     "funcgrad.forward": 5,
     "funcgrad.batching": 5,
     "funcgrad.combinators": 6,
