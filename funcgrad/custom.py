@@ -130,16 +130,20 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
 
 
 def _closure(outputs: list, mark: int) -> tuple[list[Node], list[Node]]:
-    """What ``outputs`` were computed from: the Nodes older than ``mark``, oldest
-    first -- the arguments and closed-over values of the call -- and the Nodes
-    made since, parents first.
+    """What ``outputs`` were computed from: the Nodes older than ``mark`` -- the
+    arguments and closed-over values of the call -- and the Nodes made since,
+    each in creation order.
 
     One :func:`~funcgrad.backprop.walk` along every Node argument, on every
     graph, that stops at the Nodes older than the mark.
     """
     order, leaves = walk([o for o in outputs if type(o) is Node], None, mark)
-    older = sorted((n for n in leaves if n.serial < mark), key=lambda n: n.serial)
-    return older, [n for n in order if n.serial >= mark]
+    older = sorted((n for n in leaves if n.serial < mark), key=_serial)
+    return older, sorted((n for n in order if n.serial >= mark), key=_serial)
+
+
+def _serial(node: Node) -> int:
+    return node.serial
 
 
 def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
@@ -156,8 +160,8 @@ def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
 class _Program:
     """The recorded steps of a call, Nodes replaced by slots: replayable on new inputs.
 
-    ``made`` are the Nodes between ``inputs`` and ``outputs``, parents first
-    (from :func:`_closure`).  Slots ``0..len(inputs)-1`` are the inputs; each
+    ``made`` are the Nodes between ``inputs`` and ``outputs``, in creation
+    order (from :func:`_closure`).  Slots ``0..len(inputs)-1`` are the inputs; each
     step fills the next slot.  Only primitives, keyword arguments and constant
     arguments are kept, so the recorded intermediates can be freed.
     """
@@ -167,7 +171,7 @@ class _Program:
     def __init__(self, inputs: list[Node], outputs: list[Node], made: list[Node]):
         slot = {n.serial: i for i, n in enumerate(inputs)}
         steps = []
-        for n in made:  # every step after the steps it uses
+        for n in made:  # creation order: every step after the steps it uses
             args = list(n.args)
             refs = []
             for j, a in enumerate(args):
