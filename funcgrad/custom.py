@@ -547,7 +547,9 @@ class _Call:
     positions)`` and ``jvp(pairs, args)``.
     """
 
-    kind = data = gives = ""  # for messages: "custom_vjp", what passes as data, what bwd gives
+    kind = ""  # "custom_vjp" or "custom_jvp", for messages
+    running: ContextVar  # the functions whose rule is running (each is itself in its rule)
+    refusal = ""  # why an input that is no positional argument gets no derivative
 
     def __init__(self, owner: Any, leaves: list, treedef: Any):
         self.name, self.treedef, self.n_leaves = owner._name, treedef, len(leaves)
@@ -556,15 +558,14 @@ class _Call:
                      if type(v) is Node else v for v in leaves]
         self.mark = serial_mark()  # after the pass-through nodes: they stand for the arguments
 
-    def _run(self, owner: Any, running: ContextVar, rule: Callable, what: str, *args,
-             **kwargs) -> tuple:
-        """``rule(*args, **kwargs)``, the pair it must return, with ``owner`` marked
-        running (inside its rule, the function is just itself)."""
-        token = running.set(running.get() | {owner})
+    def _run(self, owner: Any, rule: Callable, what: str, *args, **kwargs) -> tuple:
+        """``rule(*args, **kwargs)``, the pair it must return (``what`` says which), run
+        with ``owner`` marked running."""
+        token = self.running.set(self.running.get() | {owner})
         try:
             res = rule(*args, **kwargs)
         finally:
-            running.reset(token)
+            self.running.reset(token)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise FuncgradTypeError(
                 f"{self.kind} {self.name}: {what}, got {type(res).__name__}"
@@ -594,22 +595,23 @@ class _Call:
         """Refuse a derivative with respect to an input that is no positional argument."""
         for i in positions:
             if i >= self.n_leaves:
+                graph = self.free_graphs[i - self.n_leaves]
                 raise FuncgradError(
                     f"{self.kind} {self.name} was differentiated with respect to a traced value "
-                    f"it closes over or takes as {self.data}{self.free_graphs[i - self.n_leaves]!r}"
-                    f"); {self.gives}: pass that value as a positional argument"
+                    f"it closes over or takes as {self.refusal.format(graph=graph)}: pass that "
+                    "value as a positional argument"
                 )
 
 
 class _VJPCall(_Call):
     """A traced call of a :class:`custom_vjp`: ``fwd`` run once, its residuals kept."""
 
-    kind, data = "custom_vjp", "a keyword argument (a Node on graph "
-    gives = "its bwd gives no gradient for it"
+    kind, running = "custom_vjp", _IN_FWD
+    refusal = "a keyword argument (a Node on graph {graph!r}); its bwd gives no gradient for it"
 
     def trace(self, args: tuple, kwargs: dict, owner: custom_vjp) -> Any:
         pair = "fwd must return a pair (out, residuals)"
-        out, self.res = self._run(owner, _IN_FWD, owner.fwd, pair,
+        out, self.res = self._run(owner, owner.fwd, pair,
                                   *tree.unflatten(self.treedef, self.seen), **kwargs)
         self.bwd, self.n_args = owner.bwd, len(args)
         out_leaves, self.out_def = tree.flatten(out)
@@ -658,9 +660,9 @@ class _JVPCall(_Call):
     a graph of its own, so that the tangents out record the linear map.  Forward
     mode pushes tangents through the record; reverse mode folds back over it."""
 
-    kind = "custom_jvp"
-    data = "data (a keyword argument, or one in nondiff_argnums: a Node on graph "
-    gives = "its jvp gives no tangent for it"
+    kind, running = "custom_jvp", _IN_JVP
+    refusal = ("data (a keyword argument, or one in nondiff_argnums: a Node on graph "
+               "{graph!r}); its jvp gives no tangent for it")
 
     def trace(self, args: tuple, kwargs: dict, owner: custom_jvp) -> Any:
         bp = self.bp = BackpropId("custom_jvp")  # the tangents' graph: the linear map's record
@@ -669,7 +671,7 @@ class _JVPCall(_Call):
                          if type(v) is Node and _float_leaf(v.value) else _zero_tangent(v)
                          for v in self.leaves]
             pair = "jvp must return a pair (primal_out, tangent_out)"
-            out, tan_out = self._run(owner, _IN_JVP, owner.jvp, pair,
+            out, tan_out = self._run(owner, owner.jvp, pair,
                                      *(args[i] for i in owner.nondiff_argnums),
                                      tree.unflatten(self.treedef, self.seen),
                                      tree.unflatten(self.treedef, self.tans), **kwargs)
