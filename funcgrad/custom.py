@@ -28,6 +28,7 @@ array(1.)
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -131,19 +132,17 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
 
 def _closure(outputs: list, mark: int) -> tuple[list[Node], list[Node]]:
     """What ``outputs`` were computed from: the Nodes older than ``mark`` -- the
-    arguments and closed-over values of the call -- and the Nodes made since,
-    each in creation order.
+    arguments and closed-over values of the call -- in creation order, and every
+    Node between them and ``outputs``.
 
     One :func:`~funcgrad.backprop.walk` along every Node argument, on every
     graph, that stops at the Nodes older than the mark.
     """
     order, leaves = walk([o for o in outputs if type(o) is Node], None, mark)
-    older = sorted((n for n in leaves if n.serial < mark), key=_serial)
-    return older, sorted((n for n in order if n.serial >= mark), key=_serial)
+    return sorted((n for n in leaves if n.serial < mark), key=_SERIAL), order
 
 
-def _serial(node: Node) -> int:
-    return node.serial
+_SERIAL = operator.attrgetter("serial")
 
 
 def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
@@ -160,17 +159,18 @@ def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
 class _Program:
     """The recorded steps of a call, Nodes replaced by slots: replayable on new inputs.
 
-    ``made`` are the Nodes between ``inputs`` and ``outputs``, in creation
-    order (from :func:`_closure`).  Slots ``0..len(inputs)-1`` are the inputs; each
+    ``between`` holds the Nodes between ``inputs`` and ``outputs`` (and may
+    hold the inputs too: :func:`_closure`'s).  Slots ``0..len(inputs)-1`` are the inputs; each
     step fills the next slot.  Only primitives, keyword arguments and constant
     arguments are kept, so the recorded intermediates can be freed.
     """
 
     __slots__ = ("outputs", "steps")
 
-    def __init__(self, inputs: list[Node], outputs: list[Node], made: list[Node]):
+    def __init__(self, inputs: list[Node], outputs: list[Node], between: list[Node]):
         slot = {n.serial: i for i, n in enumerate(inputs)}
         steps = []
+        made = sorted((n for n in between if n.serial not in slot), key=_SERIAL)
         for n in made:  # creation order: every step after the steps it uses
             args = list(n.args)
             refs = []
