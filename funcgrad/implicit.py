@@ -42,7 +42,7 @@ from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     float_array,
@@ -59,14 +59,14 @@ from .primitive import Primitive, bind
 def _unrecorded() -> Iterator[None]:
     """Record on no graph in the block: a solver's steps are computed, not recorded."""
     with contextlib.ExitStack() as stack:
-        for bp in _ACTIVE.get():
+        for bp in ACTIVE.get():
             stack.enter_context(recording(bp, on=False))
         yield
 
 
 def _live(v: Any) -> bool:
     """Whether ``v`` is a Node on a graph that records here: something to differentiate."""
-    return type(v) is Node and not v.graphs.isdisjoint(_ACTIVE.get())
+    return type(v) is Node and not v.graphs.isdisjoint(ACTIVE.get())
 
 
 def _raw(v: Any, where: str) -> Any:
