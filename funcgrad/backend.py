@@ -307,6 +307,22 @@ def _wraps(outer: Namespace, inner: Namespace) -> bool:
     return False
 
 
+def float_array(x: float, where: str) -> numpy.ndarray:
+    """The Python number ``x`` as a float64 0-d array; ``ValueError`` if it cannot be one.
+
+    >>> float_array(2, 'grad')
+    array(2.)
+    """
+    if type(x) in WEAK_TYPES:  # a traced Python float (fg.replay): recorded
+        return namespace(x).asarray(x, dtype=numpy.float64)
+    try:
+        return numpy.asarray(x, dtype=numpy.float64)
+    except OverflowError:
+        raise FuncgradValueError(
+            f"{where}: the Python int {describe(x)} is too large for a float64"
+        ) from None
+
+
 def device_of(x: Any) -> str:
     """``'cpu'`` or ``'cuda:N'``: where the raw array ``x`` lives."""
     entry = lookup(type(x))

@@ -1,8 +1,8 @@
-"""Nodes, graphs and their identities (layer 2).
+"""Nodes: the vertices of the graphs (layer 2).
 
 A :class:`Node` is one immutable vertex of a computation graph: a value, the
 primitive that made it, the arguments it was made from, and the set of graphs
-(:class:`BackpropId`) it belongs to.  One value can sit on several graphs at
+(:class:`~funcgrad.context.BackpropId`) it belongs to.  One value can sit on several graphs at
 once -- ChainerX's *multiple graphs* -- and a backward pass on one of them
 records its own arithmetic on all the others, which is what makes gradients
 differentiable again.
@@ -22,9 +22,10 @@ from typing import Any
 import numpy
 
 from . import backend
+from .backend import float_array
 
 # Graph identities and the recording context live in funcgrad.context (layer 0);
-# they are re-exported here, where the layers above have always found them.
+# node re-exports the names the layers above have always imported from it.
 from .context import (  # noqa: F401
     ACTIVE,
     DEFAULT_BACKPROP_ID,
@@ -40,20 +41,28 @@ from .errors import (
     BackpropError,
     FrozenNodeError,
     FuncgradTypeError,
-    FuncgradValueError,
     NodeConversionError,
-    describe,
 )
 
 _serials = itertools.count()
 
 
 def conversion_error(node: Node, what: str) -> NodeConversionError:
+    """The error for a Node converted to ``what`` (a Python float, an index...) by accident."""
     return NodeConversionError(
         f"cannot convert a funcgrad Node (shape {node.shape}, dtype {node.dtype}) to {what} "
         "inside a differentiated function: read its value with fg.value_of(x) (no gradient "
         "flows through it), or keep differentiating with funcgrad.numpy (fnp) functions"
     )
+
+
+def _refusal(what: str):
+    """A conversion method of Node that refuses: Nodes never become Python values."""
+
+    def convert(self):
+        raise conversion_error(self, what)
+
+    return convert
 
 
 def _summary(value: Any, width: int = 60) -> str:
@@ -180,24 +189,15 @@ class Node(_NodeSlots):
                 f"value={_summary(self.value)})")
 
     # -- accidental conversions are loud ----------------------------------
-    def __float__(self):
-        raise conversion_error(self, "a Python float")
-
-    def __int__(self):
-        raise conversion_error(self, "a Python int")
-
-    def __index__(self):
-        raise conversion_error(self, "an index")
-
-    def __complex__(self):
-        raise conversion_error(self, "a Python complex")
-
-    def __bool__(self):
-        raise conversion_error(self, "a truth value (if/while/and/or)")
+    __float__ = _refusal("a Python float")
+    __int__ = _refusal("a Python int")
+    __index__ = _refusal("an index")
+    __complex__ = _refusal("a Python complex")
+    __bool__ = _refusal("a truth value (if/while/and/or)")
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d Node")
+            raise FuncgradTypeError("len() of a 0-d Node")
         return self.shape[0]
 
 
@@ -315,22 +315,6 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
             "floating dtypes (float16, float32, float64, complex64, complex128) carry gradients"
         )
     return make_node(x, frozenset((bp,)), None, (), None, 0)
-
-
-def float_array(x: float, where: str) -> numpy.ndarray:
-    """The Python number ``x`` as a float64 0-d array; ``ValueError`` if it cannot be one.
-
-    >>> float_array(2, 'grad')
-    array(2.)
-    """
-    if type(x) in backend.WEAK_TYPES:  # a traced Python float (fg.replay): recorded
-        return backend.namespace(x).asarray(x, dtype=numpy.float64)
-    try:
-        return numpy.asarray(x, dtype=numpy.float64)
-    except OverflowError:
-        raise FuncgradValueError(
-            f"{where}: the Python int {describe(x)} is too large for a float64"
-        ) from None
 
 
 def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
