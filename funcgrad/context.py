@@ -276,6 +276,30 @@ class backprop_scope(recording):
         recording.__exit__(self)
 
 
+class unrecorded(Block):
+    """Record on none of the graphs open here, within the block (a graph opened inside
+    it records as usual): a solver's steps are computed, not recorded.
+
+    >>> with unrecorded():
+    ...     ACTIVE.get()
+    frozenset()
+    """
+
+    __slots__ = ("_off",)
+    stack = RECORDING
+
+    def __init__(self) -> None:
+        self._off = None
+
+    def change(self, active: frozenset) -> frozenset:
+        if self._off is None:  # on entering: the graphs open then
+            self._off = active
+        return active - self._off
+
+    def describe(self) -> str:
+        return "a block recording on no graph"
+
+
 # -- the cycle collector --------------------------------------------------------
 # The folds make no reference cycles, so the collector has nothing to find in
 # them; left running, it would traverse the whole live graph again and again

@@ -28,8 +28,7 @@ array(0.25)
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -38,6 +37,7 @@ from . import tree
 from .backprop import check_like, gradients
 from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
+from .context import unrecorded
 from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
@@ -53,15 +53,6 @@ from .node import (
 )
 from .numpy import negative, subtract, zeros_like
 from .primitive import Primitive, bind
-
-
-@contextlib.contextmanager
-def _unrecorded() -> Iterator[None]:
-    """Record on no graph in the block: a solver's steps are computed, not recorded."""
-    with contextlib.ExitStack() as stack:
-        for bp in ACTIVE.get():
-            stack.enter_context(recording(bp, on=False))
-        yield
 
 
 def _live(v: Any) -> bool:
@@ -243,7 +234,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     b_leaves, b_def = tree.flatten(b)
     b_raw = [_raw(v, f"{name}: b leaf {k}") for k, v in enumerate(b_leaves)]
     b_leaves = [v if type(v) is Node else r for v, r in zip(b_leaves, b_raw, strict=True)]
-    with _unrecorded():
+    with unrecorded():
         sol = solve(matvec, tree.unflatten(b_def, b_raw))
     aux = None
     if has_aux:
@@ -355,7 +346,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     refuse_under_outer_graph(name)
     g_leaves, g_def = tree.flatten(initial_guess)
     guess = [_raw(v, f"{name}: initial_guess leaf {k}") for k, v in enumerate(g_leaves)]
-    with _unrecorded():
+    with unrecorded():
         sol = solve(f, tree.unflatten(g_def, guess))
     aux = None
     if has_aux:
