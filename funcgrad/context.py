@@ -245,7 +245,7 @@ class recording(Block):
         return f"recording on graph {self.backprop_id.name!r}"
 
 
-class backprop_scope(recording):
+def backprop_scope(name: str) -> _Scope:
     """Yield a fresh :class:`BackpropId` named ``name``, recorded on inside the block.
 
     Once the block has ended, the graph takes no new leaf.
@@ -256,16 +256,15 @@ class backprop_scope(recording):
     ...     fg.is_grad_required(x, bp_x), fg.is_grad_required(x)
     (True, False)
     """
+    if not isinstance(name, str):
+        raise FuncgradTypeError(f"backprop_scope name must be a str, got {type(name).__name__}")
+    return _Scope(BackpropId(name))
+
+
+class _Scope(recording):
+    """A :func:`backprop_scope` block: it yields its graph, and closes it on exit."""
 
     __slots__ = ()
-
-    def __init__(self, name: str):
-        if not isinstance(name, str):
-            raise FuncgradTypeError(
-                f"backprop_scope name must be a str, got {type(name).__name__}"
-            )
-        self.backprop_id = BackpropId(name)
-        self.on = True
 
     def __enter__(self) -> BackpropId:
         recording.__enter__(self)
