@@ -119,7 +119,8 @@ class ContextStack:
         self.blocks: ContextVar[tuple] = ContextVar(f"{var.name}_blocks", default=())
 
     def exit_out_of_order(self, block: Block, blocks: tuple) -> None:
-        """End ``block``, which is not the last one open: recompute from the others."""
+        """End ``block`` where its own tokens cannot (it is not the last block open, or it
+        began in another copy of the context): the value is recomputed from the others."""
         if not any(b is block for b in blocks):
             raise FuncgradStateError(
                 f"{block.describe()} ended twice, or in another thread or task than the one it "
