@@ -277,7 +277,7 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     >>> x.rank, x.primitive is None
     (0, True)
     """
-    bp = check_id(backprop_id)
+    bp = backprop_id if type(backprop_id) is BackpropId else check_id(backprop_id)
     if bp not in ACTIVE.get() or bp.closed:
         raise BackpropError(
             f"graph {bp.name!r} is not open here: use its BackpropId inside its "
