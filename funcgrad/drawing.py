@@ -245,9 +245,31 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     [25, 85, 85]
     """
     n = len(boxes)
-    layer = layers_of(n, edges)
-    # A source (an input, a weight) goes just above its first user, not at the top:
-    # short edges, and a network's weights sit beside their layers.
+    layer = _sources_lowered(layers_of(n, edges), edges)
+    widths = [b.width for b in boxes]
+    heights = [b.height for b in boxes]
+    weights = [1.0] * n
+    down, up, chains = _cut(edges, layer, widths, heights, weights)
+    rows: list[list[int]] = [[] for _ in range(max(layer, default=-1) + 1)]
+    # Initial order: dummies and nodes in the order they come (program order).
+    for v in range(len(widths)):
+        rows[layer[v]].append(v)
+    big = len(widths) > 3000  # fewer passes for large drawings: a second or two at most
+    rows = _order(rows, down, up, sweeps=4 if big else 8)
+    x = _coordinates(rows, widths, down, up, weights, rounds=3 if big else 6)
+    y_of_row, bottom = _row_centres(rows, heights)
+    left = min((x[v] - widths[v] / 2 for v in x), default=0.0)
+    right = max((x[v] + widths[v] / 2 for v in x), default=0.0)
+    shift = _MARGIN - left
+    pos = [(x[v] + shift, y_of_row[layer[v]]) for v in range(len(widths))]
+    routes = tuple(_route(chain, pos, heights) for chain in chains)
+    return Layout(tuple(pos[:n]), routes, right - left + 2 * _MARGIN,
+                  max(bottom - _GAP_Y + _MARGIN, 2 * _MARGIN))
+
+
+def _sources_lowered(layer: list[int], edges: Sequence[tuple]) -> list[int]:
+    """``layer`` with each source (an input, a weight) just above its first user, not at
+    the top: short edges, and a network's weights sit beside their layers."""
     first_use: dict[int, int] = {}
     for e in edges:
         first_use[e[0]] = min(first_use.get(e[0], 1 << 30), layer[e[1]])
@@ -255,55 +277,53 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     for v, lowest in first_use.items():
         if v not in has_input:
             layer[v] = lowest - 1
-    widths = [b.width for b in boxes]
-    heights = [b.height for b in boxes]
-    weights = [1.0] * n
-    down: list[list[int]] = [[] for _ in range(n)]
-    up: list[list[int]] = [[] for _ in range(n)]
+    return layer
+
+
+def _cut(edges: Sequence[tuple], layer: list[int], widths: list[float], heights: list[float],
+         weights: list[float]) -> tuple[list, list, list]:
+    """2. Each edge cut into one-layer pieces through a dummy point per layer it crosses
+    (appended to ``layer``, ``widths``, ``heights``, ``weights``): ``(down, up, chains)``,
+    the neighbours below and above each point and each edge's points."""
+    down: list[list[int]] = [[] for _ in widths]
+    up: list[list[int]] = [[] for _ in widths]
     chains = []
     for e in edges:
         u, v = e[0], e[1]
         chain = [u]
-        for k in range(layer[u] + 1, layer[v]):  # 2. a dummy per layer crossed
-            d = len(widths)
+        for k in range(layer[u] + 1, layer[v]):
+            chain.append(len(widths))
             widths.append(_DUMMY_W)
             heights.append(0.0)
             weights.append(4.0)  # long edges pull harder: they stay straight
             layer.append(k)
             down.append([])
             up.append([])
-            chain.append(d)
         chain.append(v)
         for a, b in itertools.pairwise(chain):
             down[a].append(b)
             up[b].append(a)
         chains.append(chain)
-    depth = max(layer, default=-1) + 1
-    rows: list[list[int]] = [[] for _ in range(depth)]
-    # Initial order: dummies and nodes in the order they come (program order).
-    for v in range(len(widths)):
-        rows[layer[v]].append(v)
-    big = len(widths) > 3000  # fewer passes for large drawings: a second or two at most
-    rows = _order(rows, down, up, sweeps=4 if big else 8)
-    x = _coordinates(rows, widths, down, up, weights, rounds=3 if big else 6)
-    row_h = [max((heights[v] for v in row), default=0.0) for row in rows]
+    return down, up, chains
+
+
+def _row_centres(rows: list[list[int]], heights: list[float]) -> tuple[list[float], float]:
+    """The ``y`` of each row's centre, each as tall as its tallest box, and where the
+    next row would start."""
     y_of_row, acc = [], _MARGIN
-    for h in row_h:
+    for row in rows:
+        h = max((heights[v] for v in row), default=0.0)
         y_of_row.append(acc + h / 2)
         acc += h + _GAP_Y
-    left = min((x[v] - widths[v] / 2 for v in x), default=0.0)
-    right = max((x[v] + widths[v] / 2 for v in x), default=0.0)
-    shift = _MARGIN - left
-    pos = [(x[v] + shift, y_of_row[layer[v]]) for v in range(len(widths))]
-    routes = []
-    for chain in chains:
-        u, v = chain[0], chain[-1]
-        pts = [(pos[u][0], pos[u][1] + heights[u] / 2)]
-        pts += [pos[d] for d in chain[1:-1]]
-        pts.append((pos[v][0], pos[v][1] - heights[v] / 2))
-        routes.append(tuple(pts))
-    return Layout(tuple(pos[:n]), tuple(routes), right - left + 2 * _MARGIN,
-                  max(acc - _GAP_Y + _MARGIN, 2 * _MARGIN))
+    return y_of_row, acc
+
+
+def _route(chain: list[int], pos: list[tuple], heights: list[float]) -> tuple:
+    """An edge's points: from the bottom of its first box through its dummies to the top
+    of its last."""
+    u, v = chain[0], chain[-1]
+    return ((pos[u][0], pos[u][1] + heights[u] / 2), *(pos[d] for d in chain[1:-1]),
+            (pos[v][0], pos[v][1] - heights[v] / 2))
 
 
 # -- SVG -----------------------------------------------------------------------------
