@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import collections
 import html
 import itertools
 from collections.abc import Sequence
@@ -570,6 +571,16 @@ def condense_members(kinds: Sequence[str], edges: Sequence[tuple], special: Sequ
     return groups, out_edges, hidden, group_of
 
 
+def commonest(kinds: Sequence[str]) -> list[tuple[str, int]]:
+    """``(kind, count)`` of each kind, the commonest first (ties by name): a summary card's
+    rows.
+
+    >>> commonest(["sin", "mul", "sin", "add"])
+    [('sin', 2), ('add', 1), ('mul', 1)]
+    """
+    return sorted(collections.Counter(kinds).items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> str:
     """An SVG card for a graph too large to draw: its size and its commonest primitives."""
     esc = html.escape
@@ -595,4 +606,5 @@ def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> st
     return "\n".join(out)
 
 
-__all__ = ["Box", "Layout", "condense", "condense_members", "layout", "render", "summary_card"]
+__all__ = ["Box", "Layout", "commonest", "condense", "condense_members", "layout", "render",
+           "summary_card"]

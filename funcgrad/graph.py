@@ -254,35 +254,13 @@ class Graph:
         edges = [(u, r[0]) for r in rows for u in r[6]]
         groups, gedges, hidden, member = drawing.condense_members(kinds, edges, special)
         title = self._summary() if flow is None else _flow_title(flow)
-        if len(groups) > drawing.MAX_CONDENSED and flow is not None:
-            return drawing.summary_card(
-                title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
-                "too large to draw; str() lists every node's |grad|")
         if len(groups) > drawing.MAX_CONDENSED:
-            counts: dict[str, int] = {}
-            for k in kinds:
-                counts[k] = counts.get(k, 0) + 1
-            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
-            return drawing.summary_card(
-                title, ranked, f"too large to draw ({depth} layers); its commonest primitives:")
+            return _summary_card(title, kinds, edges, flow)
         nodes_of: list[list[Node]] = [[] for _ in groups]
         for v, gi in enumerate(member):
             nodes_of[gi].append(rows[v][1])
-        boxes = []
-        for (kind, count, sp), members in zip(groups, nodes_of, strict=True):
-            label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
-            if flow is not None:
-                worst = min((flow._measures()[n.serial] for n in members), key=_severity)
-                style = flow._look(*worst)
-                style["lines"] = [label, *style["lines"]]
-                boxes.append(drawing.Box(style.pop("lines"), double=sp and kind != "input",
-                                         **style))
-            elif kind.startswith("repeated"):
-                boxes.append(drawing.Box([kind], fill="#f3f3f3", dashed=True))
-            else:
-                boxes.append(drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff",
-                                         double=sp and kind != "input"))
+        boxes = [_group_box(group, nodes, flow) for group, nodes in zip(groups, nodes_of,
+                                                                        strict=True)]
         note = (f"condensed: nodes of one layer and primitive drawn as one box"
                 f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}"
                 f"{'; each box shows its worst gradient' if flow is not None else ''}")
@@ -378,6 +356,34 @@ class Graph:
         # too; drawing it once here spares a second layout (or run of ``dot``).
         svg = self._repr_svg_()
         return {"text/plain": repr(self), "text/html": self._html(svg), "image/svg+xml": svg}
+
+
+def _summary_card(title: str, kinds: list[str], edges: list[tuple],
+                  flow: GradientFlow | None) -> str:
+    """The card drawn for a graph too large even condensed: the count of each gradient
+    status with ``flow``, else the commonest primitives."""
+    if flow is not None:
+        return drawing.summary_card(
+            title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
+            "too large to draw; str() lists every node's |grad|")
+    depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
+    return drawing.summary_card(title, drawing.commonest(kinds),
+                                f"too large to draw ({depth} layers); its commonest primitives:")
+
+
+def _group_box(group: tuple[str, int, bool], nodes: list[Node],
+               flow: GradientFlow | None) -> drawing.Box:
+    """The box of one group of a condensed drawing (with ``flow``, by its worst gradient)."""
+    kind, count, special = group
+    label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
+    double = special and kind != "input"
+    if flow is not None:
+        worst = min((flow._measures()[n.serial] for n in nodes), key=_severity)
+        style = flow._look(*worst)
+        return drawing.Box([label, *style.pop("lines")], double=double, **style)
+    if kind.startswith("repeated"):
+        return drawing.Box([kind], fill="#f3f3f3", dashed=True)
+    return drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff", double=double)
 
 
 def _note(text: str) -> tuple[float, str]:
