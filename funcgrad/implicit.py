@@ -99,6 +99,25 @@ def _solution(name: str, what: str, treedef: Any, like: list, sol: Any) -> list:
     return out
 
 
+def _solved(name: str, what: str, fun: Callable, fun_name: str, solve: Callable,
+            treedef: Any, raw: list, has_aux: bool) -> tuple[list, Any, _Converted]:
+    """``solve(fun, raw)`` run on no graph: the solution's leaves (checked against
+    ``raw``, ``what``'s), its aux (cut from every graph) and ``fun`` closure-converted at
+    the solution."""
+    with _unrecorded():
+        sol = solve(fun, tree.unflatten(treedef, raw))
+    aux = None
+    if has_aux:
+        sol, aux = sol
+        aux = stop_gradient(aux)
+    x = _solution(name, what, treedef, raw, sol)
+    return x, aux, _Converted(fun, x, treedef, name, fun_name)
+
+
+def _with_aux(out: Any, aux: Any, has_aux: bool) -> Any:
+    return (out, aux) if has_aux else out
+
+
 class _Converted:
     """``fun``, closure-converted at ``x``: its parameters and its replayable program.
 
@@ -243,18 +262,10 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     b_leaves, b_def = tree.flatten(b)
     b_raw = [_raw(v, f"{name}: b leaf {k}") for k, v in enumerate(b_leaves)]
     b_leaves = [v if type(v) is Node else r for v, r in zip(b_leaves, b_raw, strict=True)]
-    with _unrecorded():
-        sol = solve(matvec, tree.unflatten(b_def, b_raw))
-    aux = None
-    if has_aux:
-        sol, aux = sol
-        aux = stop_gradient(aux)
-    x = _solution(name, "b", b_def, b_raw, sol)
-    conv = _Converted(matvec, x, b_def, name, "matvec")
+    x, aux, conv = _solved(name, "b", matvec, "matvec", solve, b_def, b_raw, has_aux)
     inputs = b_leaves + conv.params
     if not any(_live(v) for v in inputs):
-        out = tree.unflatten(b_def, x)
-        return (out, aux) if has_aux else out
+        return _with_aux(tree.unflatten(b_def, x), aux, has_aux)
     nb = len(b_leaves)
 
     def transposed() -> tuple:
@@ -314,8 +325,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
                                  symmetric, has_aux)
         return tree.flatten_up_to(b_def, dx[0] if has_aux else dx)
 
-    out = tree.unflatten(b_def, _record(name, inputs, x, vjp, jvp))
-    return (out, aux) if has_aux else out
+    return _with_aux(tree.unflatten(b_def, _record(name, inputs, x, vjp, jvp)), aux, has_aux)
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable,
@@ -355,17 +365,9 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     refuse_under_outer_graph(name)
     g_leaves, g_def = tree.flatten(initial_guess)
     guess = [_raw(v, f"{name}: initial_guess leaf {k}") for k, v in enumerate(g_leaves)]
-    with _unrecorded():
-        sol = solve(f, tree.unflatten(g_def, guess))
-    aux = None
-    if has_aux:
-        sol, aux = sol
-        aux = stop_gradient(aux)
-    x = _solution(name, "initial_guess", g_def, guess, sol)
-    conv = _Converted(f, x, g_def, name, "f")
+    x, aux, conv = _solved(name, "initial_guess", f, "f", solve, g_def, guess, has_aux)
     if not any(_live(v) for v in conv.params):
-        out = tree.unflatten(g_def, x)
-        return (out, aux) if has_aux else out
+        return _with_aux(tree.unflatten(g_def, x), aux, has_aux)
 
     def at(xs, args, positions, bp):
         with recording(bp):
@@ -404,8 +406,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
                                  tangent_solve)
         return tree.flatten_up_to(g_def, dx)
 
-    out = tree.unflatten(g_def, _record(name, conv.params, x, vjp, jvp))
-    return (out, aux) if has_aux else out
+    return _with_aux(tree.unflatten(g_def, _record(name, conv.params, x, vjp, jvp)), aux, has_aux)
 
 
 __all__ = ["custom_linear_solve", "custom_root"]
