@@ -243,6 +243,20 @@ def innermost_raw(x: Any) -> Any:
             return x
 
 
+def under_nodes(x: Any) -> Any:
+    """The value under any number of Nodes (a batched value, or a raw array)."""
+    while type(x) is Node:
+        x = x.value
+    return x
+
+
+def at_axis(v: Any, axis: int, index: Any) -> Any:
+    """``v[..., index]`` with ``index`` on axis ``axis`` (differentiable)."""
+    from .numpy import shape as _s
+
+    return _s.getitem(v, (slice(None),) * axis + (index,))
+
+
 def lift(leaf: Any) -> Any:
     """A leaf a combinator is about to trace, inside a vmap newer than the leaf's graphs:
     marked as a constant of that vmap, so that the levels stay nested."""
@@ -270,9 +284,7 @@ def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
     level = _newest_level(tuple(leaves), {})
     if level is None:
         for v in leaves:  # a gradient's Node over mapped values: no example can be cut out
-            while type(v) is Node:
-                v = v.value
-            if type(v) in _CLASSES_SET:
+            if type(under_nodes(v)) in _CLASSES_SET:
                 raise BatchedValueError(
                     f"{name} of a gradient's value inside fg.vmap (vmap(grad(...)) and the "
                     f"like) is not supported: its callbacks would see every example at "
@@ -458,11 +470,7 @@ def example(x: Any, level: Level, b: int) -> Any:
     if type(x) in (list, tuple):
         return type(x)(example(e, level, b) for e in x)
     v, ax = unbatched(x, level)
-    if ax is None:
-        return x
-    from .numpy import shape as _s
-
-    return _s.getitem(v, (slice(None),) * ax + (b,))
+    return x if ax is None else at_axis(v, ax, b)
 
 
 def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True,
