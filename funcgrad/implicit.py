@@ -154,6 +154,14 @@ class _Converted:
         self.constants = [None if type(o) is Node else o for o in out_leaves]
         self.n = len(xs)
 
+    def at(self, bp: BackpropId, xs: list, params: list, positions: list) -> tuple:
+        """``(x leaves, params, outputs)``: leaves of ``bp`` for ``xs`` and for the
+        ``params`` at ``positions``, and ``fun`` replayed on them."""
+        with recording(bp):
+            xl = [require_grad(v, bp) for v in xs]
+            pl = _leaves_on(bp, params, positions)
+            return xl, pl, self.run(xl, pl)
+
     def run(self, xs: list, params: list) -> list:
         """The output leaves of ``fun`` replayed with ``xs`` and ``params`` as inputs."""
         out = list(self.constants)
@@ -280,12 +288,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
 
     def at(xs, args, positions, bp):
         """Leaves on ``bp`` for ``x`` and the parameters at ``positions``; ``A x`` on them."""
-        ps = args[nb:]
-        with recording(bp):
-            xl = [require_grad(v, bp) for v in xs]
-            pl = _leaves_on(bp, ps, [i - nb for i in positions if i >= nb])
-            outs = conv.run(xl, pl)
-        return xl, pl, outs
+        return conv.at(bp, xs, args[nb:], [i - nb for i in positions if i >= nb])
 
     def vjp(gs, xs, args, positions):
         fwd_solve, back_solve = transposed()
@@ -369,16 +372,9 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     if not any(_live(v) for v in conv.params):
         return _with_aux(tree.unflatten(g_def, x), aux, has_aux)
 
-    def at(xs, args, positions, bp):
-        with recording(bp):
-            xl = [require_grad(v, bp) for v in xs]
-            pl = _leaves_on(bp, args, positions)
-            outs = conv.run(xl, pl)
-        return xl, pl, outs
-
     def vjp(gs, xs, args, positions):
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, positions, bp)
+        xl, pl, outs = conv.at(bp, xs, args, positions)
 
         def vecmat(w):  # (∂f/∂x)ᵀ w
             return tree.unflatten(g_def, _fill(_vjp_leaves(outs, tree.flatten_up_to(g_def, w),
@@ -392,7 +388,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
 
     def jvp(pairs, xs, args):
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, [i for i, _ in pairs], bp)
+        xl, pl, outs = conv.at(bp, xs, args, [i for i, _ in pairs])
         rhs = _jvp_leaves(outs, [pl[i] for i, _ in pairs], [t for _, t in pairs], bp)
         if all(r is None for r in rhs):
             return [None] * len(xs)
