@@ -232,6 +232,19 @@ def _jvp_leaves(outs: list, wrt: list, tangents: list, bp: BackpropId) -> list:
     return result
 
 
+def _transposed(name: str, solve: Callable, transpose_solve: Callable | None,
+                symmetric: bool) -> tuple[Callable, Callable]:
+    """The solves of the transposed system and of the system again, for reverse mode."""
+    if symmetric:
+        return solve, solve
+    if transpose_solve is None:
+        raise FuncgradError(
+            f"{name}: reverse mode needs transpose_solve (the solve of the transposed "
+            "system), or symmetric=True when matvec is symmetric"
+        )
+    return transpose_solve, solve
+
+
 def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
                         transpose_solve: Callable | None = None, symmetric: bool = False,
                         has_aux: bool = False) -> Any:
@@ -276,24 +289,11 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
         return _with_aux(tree.unflatten(b_def, x), aux, has_aux)
     nb = len(b_leaves)
 
-    def transposed() -> tuple:
-        if symmetric:
-            return solve, solve
-        if transpose_solve is None:
-            raise FuncgradError(
-                f"{name}: reverse mode needs transpose_solve (the solve of the transposed "
-                "system), or symmetric=True when matvec is symmetric"
-            )
-        return transpose_solve, solve
-
-    def at(xs, args, positions, bp):
-        """Leaves on ``bp`` for ``x`` and the parameters at ``positions``; ``A x`` on them."""
-        return conv.at(bp, xs, args[nb:], [i - nb for i in positions if i >= nb])
-
     def vjp(gs, xs, args, positions):
-        fwd_solve, back_solve = transposed()
+        fwd_solve, back_solve = _transposed(name, solve, transpose_solve, symmetric)
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, positions, bp)
+        wanted = [i - nb for i in positions if i >= nb]  # the parameters'
+        xl, pl, outs = conv.at(bp, xs, args[nb:], wanted)
         gs = _fill(gs, xs)
 
         def vecmat(w):
@@ -303,16 +303,14 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
         lam = custom_linear_solve(vecmat, tree.unflatten(b_def, gs), fwd_solve, back_solve,
                                   symmetric, has_aux)
         lam = tree.flatten_up_to(b_def, lam[0] if has_aux else lam)
-        wanted = [i - nb for i in positions if i >= nb]
         dp = _fill(_vjp_leaves(outs, lam, [pl[j] for j in wanted], bp),
                    [pl[j] for j in wanted])
         by_param = dict(zip(wanted, dp, strict=True))
         return [lam[i] if i < nb else negative(by_param[i - nb]) for i in positions]
 
     def jvp(pairs, xs, args):
-        positions = [i for i, _ in pairs]
         bp = BackpropId(name)
-        _, pl, outs = at(xs, args, positions, bp)
+        _, pl, outs = conv.at(bp, xs, args[nb:], [i - nb for i, _ in pairs if i >= nb])
         rhs = [None] * nb
         for i, t in pairs:
             if i < nb:
