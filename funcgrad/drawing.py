@@ -531,23 +531,7 @@ def condense_members(kinds: Sequence[str], edges: Sequence[tuple], special: Sequ
     keys: list[dict] = [{} for _ in range(depth)]
     for v in range(n):
         keys[layer[v]].setdefault((kinds[v], special[v]), []).append(v)
-    sigs = [tuple(sorted((k, len(vs)) for k, vs in row.items())) for row in keys]
-    # Which layers to keep, and where the repeat groups go.
-    kept: list[int | tuple] = []
-    hidden = 0
-    lay = 0
-    while lay < depth:
-        p, k = _period(sigs, lay)
-        if k >= 3:
-            kept += list(range(lay, lay + p))
-            kept.append(("repeat", p, k - 2, lay + p, lay + (k - 1) * p))
-            kept += list(range(lay + (k - 1) * p, lay + k * p))
-            hidden += sum(len(vs) for row in keys[lay + p:lay + (k - 1) * p]
-                          for vs in row.values())
-            lay += k * p
-        else:
-            kept.append(lay)
-            lay += 1
+    kept, hidden = _kept_layers(keys)
     groups: list[tuple[str, int, bool]] = []
     group_of = [-1] * n
     repeat_of_layer: dict[int, int] = {}
@@ -579,6 +563,29 @@ def commonest(kinds: Sequence[str]) -> list[tuple[str, int]]:
     [('sin', 2), ('add', 1), ('mul', 1)]
     """
     return sorted(collections.Counter(kinds).items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _kept_layers(keys: list[dict]) -> tuple[list[int | tuple], int]:
+    """Which layers a condensed drawing keeps, with a ``("repeat", p, reps, lo, hi)`` item
+    where the copies ``lo:hi`` of a block of ``p`` layers repeating three times or more
+    are hidden, and how many nodes those hide.  ``keys[layer]`` groups a layer's nodes."""
+    sigs = [tuple(sorted((k, len(vs)) for k, vs in row.items())) for row in keys]
+    kept: list[int | tuple] = []
+    hidden = 0
+    lay = 0
+    while lay < len(keys):
+        p, k = _period(sigs, lay)
+        if k >= 3:
+            kept += list(range(lay, lay + p))
+            kept.append(("repeat", p, k - 2, lay + p, lay + (k - 1) * p))
+            kept += list(range(lay + (k - 1) * p, lay + k * p))
+            hidden += sum(len(vs) for row in keys[lay + p:lay + (k - 1) * p]
+                          for vs in row.values())
+            lay += k * p
+        else:
+            kept.append(lay)
+            lay += 1
+    return kept, hidden
 
 
 def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> str:
