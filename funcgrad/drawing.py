@@ -438,6 +438,13 @@ def legend_items(items: Sequence[tuple[str, str, str]]) -> tuple[float, str]:
     return 24.0, f'<g data-width="{_num(x)}">' + "".join(parts) + "</g>"
 
 
+def legend_note(text: str) -> tuple[float, str]:
+    """A line of small grey text below a drawing: ``(height, markup)``."""
+    width = len(text) * 6.0
+    return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
+                  f'fill="#666666">{html.escape(text)}</text>')
+
+
 # -- colours for gradient norms -------------------------------------------------------
 
 # A sequential scale, pale yellow (small) to dark blue (large), evenly spaced in
@@ -613,5 +620,5 @@ def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> st
     return "\n".join(out)
 
 
-__all__ = ["Box", "Layout", "commonest", "condense", "condense_members", "layout", "render",
-           "summary_card"]
+__all__ = ["Box", "Layout", "commonest", "condense", "condense_members", "layout", "legend_bar",
+           "legend_items", "legend_note", "render", "summary_card"]

@@ -263,7 +263,7 @@ class Graph:
         note = (f"condensed: nodes of one layer and primitive drawn as one box"
                 f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}"
                 f"{'; each box shows its worst gradient' if flow is not None else ''}")
-        legend = [_note(note)] if flow is None else [*flow._legend(), _note(note)]
+        legend = [*(flow._legend() if flow is not None else ()), drawing.legend_note(note)]
         return drawing.render(boxes, gedges, title=title, legend=legend)
 
     def to_svg(self, engine: str | None = None) -> str:
@@ -397,13 +397,6 @@ def _columns(table: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[c]) for row in table) for c in range(len(table[0]) - 1)]
     return [("  " + "  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True))
              + "  " + row[-1]).rstrip() for row in table]
-
-
-def _note(text: str) -> tuple[float, str]:
-    """A line of small grey text below a drawing (a legend entry for :func:`drawing.render`)."""
-    width = len(text) * 6.0
-    return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
-                  f'fill="#666666">{html.escape(text)}</text>')
 
 
 def _graphviz_svg(dot: str, required: bool) -> str | None:
