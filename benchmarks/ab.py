@@ -11,7 +11,8 @@ from both checkouts, in a shuffled (seeded) order, the checkout that goes first
 alternating, so that drift of the machine hits both alike. Per row it prints the median
 of each side and the median of the paired ratios head/base with their interquartile range:
 a row is within noise when that range holds 1. The workers run with one BLAS and one
-OpenMP thread: a pool left spinning by one worker would otherwise slow the other.
+OpenMP thread: a pool left spinning by one worker would otherwise slow the other. On a
+loaded machine ``--clock cpu`` times the main thread's CPU time instead of wall time.
 
 ``--base`` and ``--head`` are directories holding a ``funcgrad/`` package, or git
 revisions of this repository, checked out for the run in a temporary worktree.
@@ -86,6 +87,23 @@ def _cases(workload: str, cfg) -> list:
     return captured
 
 
+def _sample(ready, clock: str) -> float:
+    """One sample of a prepared row: the harness's (wall time), or the main thread's CPU
+    time over the same calls (``clock='cpu'``: blind to other processes' load)."""
+    if clock == 'wall':
+        return ready.sample()
+    import gc
+    import time
+
+    gc.collect()
+    for _ in range(ready.warmup):
+        ready.thunk()
+    start = time.thread_time()
+    for _ in range(ready.number):
+        ready.thunk()
+    return (time.thread_time() - start) / ready.number
+
+
 def worker(tree: str) -> None:
     """Serve one checkout: read JSON commands on stdin, answer one JSON line each."""
     sys.path.insert(0, tree)  # before this checkout's own funcgrad
@@ -115,7 +133,7 @@ def worker(tree: str) -> None:
             gc.freeze()  # what exists now (imports, built functions) costs no collection
             answer = {'rows': rows, 'funcgrad': sys.modules['funcgrad'].__file__}
         elif cmd['op'] == 'sample':
-            answer = {'seconds': ready[cmd['key']].sample()}
+            answer = {'seconds': _sample(ready[cmd['key']], cmd['clock'])}
         else:
             return
         print(json.dumps(answer), flush=True)
@@ -182,7 +200,7 @@ def compare(samples: dict[str, dict[str, list[float]]]) -> list[list[str]]:
 
 
 def run(base: Path, head: Path, only: Sequence[str], systems: Sequence[str], reps: int,
-        quick: bool, python: str) -> tuple[list[list[str]], dict]:
+        quick: bool, python: str, clock: str = 'wall') -> tuple[list[list[str]], dict]:
     """Time every row of ``only`` in both checkouts; the table rows and where each side's
     funcgrad came from."""
     workers = {'base': _Worker(base, python), 'head': _Worker(head, python)}
@@ -198,7 +216,7 @@ def run(base: Path, head: Path, only: Sequence[str], systems: Sequence[str], rep
             order.shuffle(keys)
             for key in keys:
                 for side in (('base', 'head') if rep % 2 == 0 else ('head', 'base')):
-                    samples[key][side].append(workers[side].ask(op='sample', key=key)['seconds'])
+                    samples[key][side].append(workers[side].ask(op='sample', key=key, clock=clock)['seconds'])
         rows = compare({k: samples[k] for k in sorted(samples)})
         for key in sorted(set(status['base']) | set(status['head'])):
             if key not in samples:
@@ -228,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--reps', type=int, default=None, help='samples per row and side '
                                                                '(default 11, --quick 5)')
     parser.add_argument('--quick', action='store_true', help="the workloads' quick sizes")
+    parser.add_argument('--clock', choices=('wall', 'cpu'), default='wall',
+                        help="wall time (the harness's samples), or the main thread's CPU time "
+                             '(steadier on a loaded machine; blind to waits and other threads)')
     args = parser.parse_args(argv)
     if args.worker:
         worker(args.worker)
@@ -247,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         base, head = _checkout(args.base, made), _checkout(args.head, made)
         rows, origin = run(base, head, only, chosen, args.reps or (5 if args.quick else 11),
-                           args.quick, sys.executable)
+                           args.quick, sys.executable, args.clock)
     finally:
         for where in made:
             subprocess.run(['git', 'worktree', 'remove', '--force', str(where)], cwd=_ROOT,
