@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -273,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for where in made:
             subprocess.run(['git', 'worktree', 'remove', '--force', str(where)], cwd=_ROOT,
                            check=False, capture_output=True)
+            shutil.rmtree(where.parent, ignore_errors=True)
     print(f'base: {origin["base"]}\nhead: {origin["head"]}\n')
     print('| row | base | head | head/base (IQR) |\n|---|---|---|---|')
     for row in rows:
