@@ -31,7 +31,9 @@ LAYERS = {
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
     "funcgrad.batching": 5,
+    "funcgrad.arguments": 6,  # argnums and the dtype checks of the combinators
     "funcgrad.combinators": 6,
+    "funcgrad.jacobians": 6,  # jacobian, jacfwd, hessian, hvp
     "funcgrad.vectorize": 6,
     "funcgrad.graph": 6,
     "funcgrad.custom": 6,
