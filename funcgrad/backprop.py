@@ -27,11 +27,11 @@ from .backprop_utils import as_nodes, check_grad, describe, finite, owned, scale
 from .errors import BackpropError, FuncgradTypeError, FuncgradValueError
 from .hooks import active_hooks, debugging_nans
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     DEFAULT_BACKPROP_ID,
     BackpropId,
     Node,
-    _check_id,
+    check_id,
     collector_paused,
     raw_args,
     recording,
@@ -159,7 +159,7 @@ def backprop(
     >>> fg.backprop([x * x, x * 3.0], [x], [None, numpy.ones(1)])[x]
     array([3.])
     """
-    bp = _check_id(backprop_id)
+    bp = check_id(backprop_id)
     outputs = as_nodes(outputs, "outputs")
     inputs = as_nodes(inputs, "inputs")
     for what, seq in (("output", outputs), ("input", inputs)):
@@ -234,7 +234,7 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
     nan_check = debugging_nans()
     watch = (hook_list, nan_check) if hook_list or nan_check else None
     with recording(bp, on=keep_graph):
-        live = _ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
+        live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node in reversed(order):
             serial = node.serial
             g = grads.pop(serial, None)

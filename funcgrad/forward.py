@@ -18,7 +18,7 @@ from typing import Any
 from .backprop import gradients, parents_on, walk
 from .backprop_utils import seed
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     collector_paused,
@@ -75,7 +75,7 @@ def forward(outputs: list[Node], inputs: list[Node], tangents: list, bp: Backpro
     for n, t in zip(inputs, tangents, strict=True):
         tan[n.serial] = t if n.serial not in tan else tan[n.serial] + t
     with collector_paused(), recording(bp, on=False):
-        live = _ACTIVE.get()
+        live = ACTIVE.get()
         for node in walk(outputs, bp)[0]:  # parents first
             if node.serial in targets:  # an input keeps the tangent it is given
                 continue
