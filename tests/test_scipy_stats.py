@@ -113,6 +113,8 @@ def test_continuous_gradients_by_finite_differences(name, method, params):
 def _discrete_grad_cases():
     for name, params in DISCRETE.items():
         for m in _methods(getattr(stats, name)):
+            if m == "ppf":  # a step function: refused (test_discrete_ppf_...)
+                continue
             yield pytest.param(name, m, params, id=f"{name}.{m}")
 
 
@@ -138,6 +140,56 @@ def test_derivatives_in_shape_parameters_that_do_not_exist_are_refused(name, met
             "binom": (2.0, 5.0, 0.3)}[name]
     with pytest.raises(TypeError, match="not differentiable in its argument"):
         fg.grad(getattr(module, method), position)(*args)
+
+
+DISCRETE_PPF = {"poisson": ("q", "mu"), "binom": ("q", "n", "p"), "nbinom": ("q", "n", "p")}
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_values_at_the_edges_match_scipy(name):
+    q = np.array([0.0, 1e-12, 0.1, 0.5, 0.9, 1 - 1e-12, 1.0, -0.2, 1.2, np.nan])
+    params = DISCRETE[name]
+    for loc in (0.0, -2.0):
+        with np.errstate(all="ignore"):
+            want = getattr(st, name).ppf(q, *params, loc)
+        np.testing.assert_array_equal(getattr(stats, name).ppf(q, *params, loc), want)
+    # broadcast over array parameters, as SciPy
+    grid = np.array([[0.2], [0.7]])
+    mid = np.array([params[-1] * 0.5, params[-1]])
+    args = (*params[:-1], mid)
+    np.testing.assert_array_equal(getattr(stats, name).ppf(grid, *args),
+                                  getattr(st, name).ppf(grid, *args))
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_refuses_derivatives_in_q_and_the_parameters(name):
+    ppf, params = getattr(stats, name).ppf, (0.4, *DISCRETE[name])
+    for position, arg in enumerate(DISCRETE_PPF[name]):
+        def f(v, position=position):
+            full = list(params)
+            full[position] = v
+            return ppf(*full)
+
+        x = np.float64(params[position])
+        for attempt in (lambda x=x: fg.grad(f)(x), lambda x=x: fg.jvp(f, (x,), (1.0,)),
+                        lambda x=x: fg.hessian(f)(x)):
+            with pytest.raises(TypeError, match=f"{name}.ppf is not differentiable in its "
+                                                f"argument '{arg}'"):
+                attempt()
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_is_a_shift_in_loc(name):
+    ppf, params = getattr(stats, name).ppf, DISCRETE[name]
+    q = np.array([0.1, 0.5, 0.9])
+    fg.check_grads(lambda loc: ppf(q, *params, loc), (np.float64(1.5),), order=2,
+                   modes=("rev", "fwd"))
+    np.testing.assert_array_equal(fg.jacobian(lambda loc: ppf(q, *params, loc))(1.5),
+                                  np.ones(3))
+    np.testing.assert_array_equal(fg.hessian(lambda loc: ppf(0.5, *params, loc))(1.5), 0.0)
+    # vmap batches it by broadcasting
+    out = fg.vmap(lambda q: ppf(q, *params, 1.0))(q)
+    np.testing.assert_array_equal(out, getattr(st, name).ppf(q, *params, 1.0))
 
 
 def test_multinomial_against_scipy_and_finite_differences():
@@ -345,3 +397,13 @@ def test_parameters_broadcast_and_their_gradients_sum_back():
         _, vjp_fn = fg.vjp(fun, *args)
         for a, g in zip(args, vjp_fn(np.ones((3, 4))), strict=True):
             assert np.shape(g) == np.shape(a)
+
+
+def test_discrete_ppf_on_the_standin_device(standin):
+    q, loc = np.array([0.1, 0.5, 0.9]), np.array([0.5, 1.0, 2.0])
+    got = stats.poisson.ppf(standin.put(q), 2.5, standin.put(loc))
+    assert type(got) is standin.StrictArray
+    np.testing.assert_array_equal(standin.get(got), st.poisson.ppf(q, 2.5, loc))
+    g = fg.grad(lambda l: fnp.sum(stats.binom.ppf(standin.put(q), 5, 0.3, l)))(standin.put(loc))
+    assert type(g) is standin.StrictArray
+    np.testing.assert_array_equal(standin.get(g), np.ones(3))

@@ -13,9 +13,9 @@ from typing import Any
 
 from ... import numpy as fnp
 from .. import special
-from ._util import NEG_INF, document, floor, promote, public, safe, where
+from ._util import NEG_INF, document, floor, promote, public, safe, step_ppf, step_ppf_doc, where
 
-__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
+__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "ppf", "sf"]
 
 
 def __dir__() -> list:
@@ -59,6 +59,17 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
 def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return fnp.log(sf(k, n, p, loc))
+
+
+_ppf = step_ppf("binom", ('q', 'n', 'p'))
+
+
+def ppf(q: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    q, n, p, loc = promote(q, n, p, loc)
+    return _ppf(q, n, p) + loc
+
+
+ppf.__doc__ = step_ppf_doc("binom", "0.4, 10, 0.25", "``n`` and ``p``")
 
 
 document(globals(), "binom", {'cdf': ('The distribution function, ``P(X <= x)``.', '3, 10, 0.25'), 'logcdf': ('``log cdf``.', '3, 10, 0.25'), 'logpmf': ('``log pmf(k)``: the log probability of ``k``.', '3, 10, 0.25'), 'logsf': ('``log sf``.', '3, 10, 0.25'), 'pmf': ('The probability of ``k``.', '3, 10, 0.25'), 'sf': ('The survival function, ``1 - cdf``.', '3, 10, 0.25')})

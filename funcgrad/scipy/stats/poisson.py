@@ -13,9 +13,9 @@ from typing import Any
 
 from ... import numpy as fnp
 from .. import special
-from ._util import NEG_INF, document, floor, promote, public, safe, where
+from ._util import NEG_INF, document, floor, promote, public, safe, step_ppf, step_ppf_doc, where
 
-__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
+__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "ppf", "sf"]
 
 
 def __dir__() -> list:
@@ -54,6 +54,17 @@ def sf(k: Any, mu: Any, loc: Any = 0) -> Any:
 
 def logsf(k: Any, mu: Any, loc: Any = 0) -> Any:
     return fnp.log(sf(k, mu, loc))
+
+
+_ppf = step_ppf("poisson", ('q', 'mu'))
+
+
+def ppf(q: Any, mu: Any, loc: Any = 0) -> Any:
+    q, mu, loc = promote(q, mu, loc)
+    return _ppf(q, mu) + loc
+
+
+ppf.__doc__ = step_ppf_doc("poisson", "0.4, 2.0", "``mu``")
 
 
 document(globals(), "poisson", {'cdf': ('The distribution function, ``P(X <= x)``.', '3, 2.0'), 'logcdf': ('``log cdf``.', '3, 2.0'), 'logpmf': ('``log pmf(k)``: the log probability of ``k``.', '3, 2.0'), 'logsf': ('``log sf``.', '3, 2.0'), 'pmf': ('The probability of ``k``.', '3, 2.0'), 'sf': ('The survival function, ``1 - cdf``.', '3, 2.0')})
