@@ -73,9 +73,6 @@ BY_DESIGN = {
     "test_wrappers.py::test_custom_where":
         "fnp.where takes its arguments positionally, as numpy.where does",
     "test_wrappers.py::test_wrapped_name_and_docs": "autograd's own names and docstrings",
-    "test_scipy.py::test_mvn_sing_cov":
-        "multivariate_normal refuses allow_singular=True (FuncgradValueError naming it): "
-        "a singular covariance has no density to differentiate",
 }
 BY_DESIGN.update({
     f"test_scipy.py::test_{case}":

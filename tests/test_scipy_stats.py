@@ -232,8 +232,11 @@ def test_multivariate_normal_against_scipy():
                                st.multivariate_normal.logpdf(x[:, 0], None, 2.0))
     fg.check_grads(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c @ c.T),
                    (x, mean, np.linalg.cholesky(cov)), order=2)
-    with pytest.raises(ValueError, match="allow_singular"):
-        stats.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)
+    # allow_singular=True with a regular covariance: the same density, every derivative
+    np.testing.assert_allclose(stats.multivariate_normal.logpdf(x, mean, cov, True),
+                               st.multivariate_normal.logpdf(x, mean, cov, True))
+    fg.check_grads(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c @ c.T, True),
+                   (x, mean, np.linalg.cholesky(cov)), order=2)
 
 
 def test_multivariate_normal_entropy_against_scipy():
@@ -248,8 +251,55 @@ def test_multivariate_normal_entropy_against_scipy():
     np.testing.assert_allclose(g_cov, 0.5 * np.linalg.inv(cov))
     fg.check_grads(lambda c: stats.multivariate_normal.entropy(mean, c @ c.T),
                    (np.linalg.cholesky(cov),), order=2)
-    with pytest.raises(ValueError, match="allow_singular"):
-        stats.multivariate_normal.entropy(mean, cov, allow_singular=True)
+    np.testing.assert_allclose(stats.multivariate_normal.entropy(mean, cov, True),
+                               st.multivariate_normal.entropy(mean, cov))
+
+
+def _singular_case(rng):
+    # variance in the first two coordinates only: the support is mean + span(e0, e1)
+    cov = np.zeros((4, 4))
+    cov[:2, :2] = [[1.0, 0.3], [0.3, 0.5]]
+    mean = np.concatenate([rng.standard_normal(2), [0.5, -1.0]])
+    inside = np.concatenate([rng.standard_normal((3, 2)), np.tile(mean[2:], (3, 1))], axis=1)
+    return cov, mean, inside
+
+
+def test_multivariate_normal_with_a_singular_covariance_matches_scipy():
+    rng = np.random.default_rng(6)
+    cov, mean, inside = _singular_case(rng)
+    x = np.concatenate([inside, rng.standard_normal((1, 4))])  # the last point is off it
+    mvn = stats.multivariate_normal
+    for fun in ("logpdf", "pdf"):
+        np.testing.assert_allclose(getattr(mvn, fun)(x, mean, cov, allow_singular=True),
+                                   getattr(st.multivariate_normal, fun)(x, mean, cov,
+                                                                        allow_singular=True))
+    assert mvn.logpdf(x, mean, cov, allow_singular=True)[-1] == -np.inf
+    np.testing.assert_allclose(mvn.entropy(mean, cov, allow_singular=True),
+                               st.multivariate_normal(mean, cov, allow_singular=True).entropy())
+    with pytest.raises(np.linalg.LinAlgError):  # without allow_singular, as SciPy
+        np.asarray(mvn.logpdf(x, mean, cov))
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        mvn.logpdf(x, mean, -np.eye(4), allow_singular=True)
+
+
+def test_multivariate_normal_singular_derivatives_on_the_support():
+    # autograd's test_mvn_sing_cov: x moves within the support, the mean anywhere
+    rng = np.random.default_rng(7)
+    cov, mean, inside = _singular_case(rng)
+    mvn = stats.multivariate_normal
+    for fun in (mvn.logpdf, mvn.pdf):
+        def f(x2, m, fun=fun):
+            x = fnp.concatenate([x2, m[2:]])
+            return fun(x, m, cov, allow_singular=True)
+
+        fg.check_grads(f, (inside[0, :2], mean), order=2, modes=("rev", "fwd"))
+    # the derivative in x within the support: -pinv(cov) (x - mean), as autograd's
+    g = fg.grad(mvn.logpdf)(inside[0], mean, cov, True)
+    np.testing.assert_allclose(g, -np.linalg.pinv(cov) @ (inside[0] - mean), atol=1e-12)
+    for fun in (lambda c: mvn.logpdf(inside[0], mean, c, True),
+                lambda c: mvn.entropy(mean, c, True)):
+        with pytest.raises(TypeError, match="not differentiable in its argument 'cov'"):
+            fg.grad(fun)(cov)
 
 
 def test_multivariate_normal_covariance_gradient_is_symmetric():
