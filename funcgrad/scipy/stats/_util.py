@@ -96,6 +96,19 @@ def public(namespace: dict, names: list) -> None:
         namespace[name] = guarded(quiet, name)
 
 
+def continuous_docs(at: str, quantile: str) -> dict:
+    """:func:`document`'s summaries of a continuous distribution's eight functions, each
+    example at the arguments ``at`` (``quantile`` for ``ppf`` and ``isf``)."""
+    return {
+        "logpdf": ("``log pdf(x)``: the log density.", at), "pdf": ("The density.", at),
+        "cdf": ("The distribution function, ``P(X <= x)``.", at),
+        "logcdf": ("``log cdf``.", at), "sf": ("The survival function, ``1 - cdf``.", at),
+        "logsf": ("``log sf``.", at),
+        "ppf": ("The quantile function, the inverse of :func:`cdf`.", quantile),
+        "isf": ("The inverse of :func:`sf`.", quantile),
+    }
+
+
 def document(namespace: dict, dist: str, docs: dict) -> None:
     """Docstrings for a distribution module's functions: ``docs[name] = (summary, args)``,
     each with an example comparing the value with SciPy's for ``args``."""
