@@ -8,6 +8,7 @@ array([2., 4.])
 import sys as _sys
 from types import ModuleType as _ModuleType
 
+from . import backends as _backends  # names Dask's namespace, imported when its arrays show up
 from . import (
     nn,
     numpy,
@@ -32,12 +33,14 @@ from .errors import (
     BackpropError,
     BatchedValueError,
     DeviceMismatchError,
+    FrozenNodeError,
     FuncgradError,
     FuncgradIndexError,
     FuncgradStateError,
     FuncgradTypeError,
     FuncgradValueError,
     GradientTypeError,
+    MissingRuleError,
     NodeConversionError,
     ReplayError,
     VmapFallbackWarning,
@@ -48,7 +51,6 @@ from .implicit import custom_linear_solve, custom_root
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
-    FrozenNodeError,
     Node,
     backprop_scope,
     device_of,
@@ -57,7 +59,7 @@ from .node import (
     to_device,
     value_of,
 )
-from .primitive import MissingRuleError, Primitive, defbatch, defjvp, defvjp, primitive
+from .primitive import Primitive, defbatch, defjvp, defvjp, primitive
 from .replay import replay
 from .transforms import elementwise_grad, linearize
 from .vectorize import vmap

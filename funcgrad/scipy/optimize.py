@@ -30,8 +30,9 @@ import scipy.sparse.linalg
 
 from .. import backend, tree
 from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
+from ..context import unrecorded
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
-from ..implicit import _unrecorded, custom_root
+from ..implicit import custom_root
 from ..node import Node, device_of, value_of
 from ..numpy import reshape, where
 from .sparse.linalg import _cg_on_device
@@ -246,7 +247,7 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
         """One of SciPy's callbacks: its vectors on x0's device (trust-constr may hand over
         integer ones), computed unrecorded, the result as host floats."""
         def call(*vectors: Any) -> Any:
-            with _unrecorded():
+            with unrecorded():
                 return convert(compute(*(flat.put(numpy.asarray(v, dtype=numpy.float64))
                                          for v in vectors)))
 
