@@ -35,6 +35,7 @@ from ..errors import FuncgradTypeError, FuncgradValueError
 from ..primitive import guarded
 from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
+from .shape import as_arrays, astype, roll
 
 __all__ = [
     "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift",
@@ -237,8 +238,6 @@ def _axes_and_lengths(a: Any, s: Any, axes: Any, name: str, real_out: bool = Fal
 
 
 def _prep(a: Any, name: str) -> Any:
-    from .shape import as_arrays
-
     (a,) = as_arrays(a)
     if getattr(raw(a), "dtype", numpy.dtype(float)).kind not in "fcbiu":
         raise FuncgradTypeError(f"fft.{name}: needs numbers, got dtype {raw(a).dtype}")
@@ -254,8 +253,6 @@ def _complex_transform(a, s, axes, norm, inverse, name):
 def _floats(a: Any) -> Any:
     """Integer and boolean data as float64, which the transforms' rules need."""
     if raw(a).dtype.kind in "biu":
-        from .shape import astype
-
         return astype(a, numpy.float64)
     return a
 
@@ -424,8 +421,6 @@ def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None) -> Any
 
 
 def _shift(x: Any, axes: Any, sign: int, name: str) -> Any:
-    from .shape import as_arrays, roll
-
     (x,) = as_arrays(x)
     shape = tuple(shape_of(x))
     if axes is None:
