@@ -224,32 +224,36 @@ _LETTERS = string.ascii_letters
 def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
     """Explicit, ellipsis-free input and output subscripts (NumPy's rules)."""
     subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        lhs, out = subscripts.split("->")
-    else:
-        lhs, out = subscripts, None
+    lhs, _, out = subscripts.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise FuncgradValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
-    used = {c for c in lhs + (out or "") if c in _LETTERS}
-    free = [c for c in _LETTERS if c not in used]
+    ell = _ellipsis_labels(ins, shapes, used=lhs + out)
+    expanded = [_expand_ellipsis(sub, s, ell) for sub, s in zip(ins, shapes, strict=True)]
+    if "->" not in subscripts:  # implicit: broadcast axes, then labels seen once, sorted
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        return expanded, ell + "".join(sorted(c for c, n in counts.items()
+                                              if n == 1 and c not in ell))
+    return expanded, out.replace("...", ell)
+
+
+def _ellipsis_labels(ins: list, shapes: list, used: str) -> str:
+    """Fresh labels for the axes that ``...`` stands for (as many as the most it covers)."""
+    free = [c for c in _LETTERS if c not in set(used)]
     n_ell = max((len(s) - (len(sub) - 3) for sub, s in zip(ins, shapes) if "..." in sub),
                 default=0)
-    ell = "".join(free[:n_ell])
-    expanded = []
-    for sub, s in zip(ins, shapes, strict=True):
-        if "..." in sub:
-            k = len(s) - (len(sub) - 3)
-            sub = sub.replace("...", ell[n_ell - k:] if k else "")
-        if len(sub) != len(s) or any(c not in _LETTERS for c in sub):
-            raise FuncgradValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {s}")
-        expanded.append(sub)
-    if out is None:  # implicit: broadcast axes, then labels seen once, sorted
-        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
-        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    return expanded, out
+    return "".join(free[:n_ell])
+
+
+def _expand_ellipsis(sub: str, shape: tuple, ell: str) -> str:
+    """``sub`` with its ``...`` replaced by the last of ``ell`` it covers, checked against
+    the operand's ``shape``."""
+    if "..." in sub:
+        k = len(shape) - (len(sub) - 3)
+        sub = sub.replace("...", ell[len(ell) - k:] if k else "")
+    if len(sub) != len(shape) or any(c not in _LETTERS for c in sub):
+        raise FuncgradValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {shape}")
+    return sub
 
 
 @primitive
