@@ -33,6 +33,7 @@ __all__ = [
     "defjvp",
     "defvjp",
     "defzero",
+    "document",
     "index_data",
     "known_shape",
     "lazy",
@@ -128,6 +129,20 @@ def _zeros_of_argument(i: int):
 
 def _zeros_of_output(t, ans, *args, **kwargs):
     return zeros_of(ans)
+
+
+def document(rows: list) -> None:
+    """Give ufunc primitives their docstrings (help(), Jupyter and the reference read
+    them: a ufunc has no function body to carry one).  A row: the primitive, what it
+    computes, its derivative, an example call and the example's output.
+    """
+    for prim, what, rule, call, out in rows:
+        prim.__doc__ = (
+            f"``numpy.{prim.name}``, differentiable: {what}.\n\n"
+            f"Derivative: {rule}.\n\n"
+            ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+            f">>> {call}\n{out}\n"
+        )
 
 
 def index_data(p: Any, x: Any, xp: Any = None) -> Any:

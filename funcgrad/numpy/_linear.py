@@ -234,7 +234,7 @@ def defderiv(prim: Any, *rules: Any) -> None:
     >>> import numpy, funcgrad as fg
     >>> twice = primitive(lambda x, y: 2.0 * x * y)
     >>> defderiv(twice, lambda g, ans, x, y: g * 2.0 * y, lambda g, ans, x, y: g * 2.0 * x)
-    >>> fg.grad(twice, argnums=(0, 1))(numpy.ones(3), 5.0)
+    >>> fg.grad(lambda x, y: twice(x, y).sum(), argnums=(0, 1))(numpy.ones(3), 5.0)
     (array([10., 10., 10.]), array(6.))
     """
     if len(rules) == 1:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy
 
-from ._core import defjvp, defvjp, defzero, primitive, raw, ufunc, xp_of, zeros_of
+from ._core import defjvp, defvjp, defzero, document, primitive, raw, ufunc, xp_of, zeros_of
 from ._core import namespace as _ns
 from ._linear import add, as_complex, bcast, defderiv, is_complex, real, unbroadcast
 
@@ -377,14 +377,8 @@ _DOCS = [
      "the softmax weights ``exp(x1 - out)`` and ``exp(x2 - out)``",
      "fg.grad(fnp.logaddexp, argnums=(0, 1))(0.0, 0.0)", "(array(0.5), array(0.5))"),
 ]
-for _prim, _what, _rule, _call, _out in _DOCS:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out, _DOCS
+document(_DOCS)
+del _DOCS
 
 # Doctest runs the examples of these primitives (instances, which it does not collect itself).
 __test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}
@@ -467,7 +461,7 @@ def angle(z: Any, deg: bool = False) -> Any:
     return _angle(z, deg=bool(deg))
 
 
-for _prim, _what, _rule, _call, _out in [
+document([
     (real, "the real part", "``real(t)``; the gradient of a complex input is ``g`` as complex",
      "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.+4.j)"),
     (imag, "the imaginary part", "``imag(t)``; the gradient of a complex input is ``-1j * g``",
@@ -475,11 +469,4 @@ for _prim, _what, _rule, _call, _out in [
     (conj, "the complex conjugate (``conjugate`` is the same function)",
      "``conj(t)``, not holomorphic; the gradient is ``conj(g)``",
      "fg.vjp(fnp.conj, numpy.array(1 + 2j))[1](numpy.array(1j))[0]", "array(0.-1.j)"),
-]:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out
+])

@@ -23,10 +23,10 @@ from . import creation as _c
 from . import elementwise as _e
 from . import reductions as _r
 from . import shape as _s
-from ._core import defzero, index_data, lazy, primitive, raw, shape_of, ufunc, xp_of
+from ._core import defzero, document, index_data, lazy, primitive, raw, shape_of, ufunc, xp_of
 from ._core import namespace as _ns
 from ._linear import defderiv
-from .comparison import _data_only
+from .comparison import data_only, document_data
 from .fft import _re, _to_complex
 from .products import matmul
 
@@ -168,35 +168,35 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
 
 # -- data only: logical, bitwise, tests, searching ------------------------------------
 
-logical_and = _data_only("logical_and", 2)
-logical_or = _data_only("logical_or", 2)
-logical_xor = _data_only("logical_xor", 2)
-logical_not = _data_only("logical_not", 1)
-bitwise_and = _data_only("bitwise_and", 2)
-bitwise_or = _data_only("bitwise_or", 2)
-bitwise_xor = _data_only("bitwise_xor", 2)
-bitwise_not = _data_only("bitwise_not", 1)
-invert = _data_only("invert", 1)
-isclose = _data_only("isclose", 2)
-allclose = _data_only("allclose", 2)
-array_equal = _data_only("array_equal", 2)
-isreal = _data_only("isreal", 1)
-iscomplex = _data_only("iscomplex", 1)
-isrealobj = _data_only("isrealobj", 1)
-iscomplexobj = _data_only("iscomplexobj", 1)
-isneginf = _data_only("isneginf", 1)
-isposinf = _data_only("isposinf", 1)
-signbit = _data_only("signbit", 1)
-argsort = _data_only("argsort", 2)
-argpartition = _data_only("argpartition", 3)
-nonzero = _data_only("nonzero", 1)
-flatnonzero = _data_only("flatnonzero", 1)
-argwhere = _data_only("argwhere", 1)
-count_nonzero = _data_only("count_nonzero", 1)
-searchsorted = _data_only("searchsorted", 3)
-unique = _data_only("unique", 1)
-nanargmax = _data_only("nanargmax", 2)
-nanargmin = _data_only("nanargmin", 2)
+logical_and = data_only("logical_and", 2)
+logical_or = data_only("logical_or", 2)
+logical_xor = data_only("logical_xor", 2)
+logical_not = data_only("logical_not", 1)
+bitwise_and = data_only("bitwise_and", 2)
+bitwise_or = data_only("bitwise_or", 2)
+bitwise_xor = data_only("bitwise_xor", 2)
+bitwise_not = data_only("bitwise_not", 1)
+invert = data_only("invert", 1)
+isclose = data_only("isclose", 2)
+allclose = data_only("allclose", 2)
+array_equal = data_only("array_equal", 2)
+isreal = data_only("isreal", 1)
+iscomplex = data_only("iscomplex", 1)
+isrealobj = data_only("isrealobj", 1)
+iscomplexobj = data_only("iscomplexobj", 1)
+isneginf = data_only("isneginf", 1)
+isposinf = data_only("isposinf", 1)
+signbit = data_only("signbit", 1)
+argsort = data_only("argsort", 2)
+argpartition = data_only("argpartition", 3)
+nonzero = data_only("nonzero", 1)
+flatnonzero = data_only("flatnonzero", 1)
+argwhere = data_only("argwhere", 1)
+count_nonzero = data_only("count_nonzero", 1)
+searchsorted = data_only("searchsorted", 3)
+unique = data_only("unique", 1)
+nanargmax = data_only("nanargmax", 2)
+nanargmin = data_only("nanargmin", 2)
 
 _DATA_DOCS = [
     (logical_and, "``x1 and x2``, elementwise",
@@ -259,14 +259,8 @@ _DATA_DOCS = [
     (nanargmin, "the index of the smallest element, NaNs ignored",
      "int(fnp.nanargmin(numpy.array([numpy.nan, 1.0, 3.0])))", "1"),
 ]
-for _fun, _what, _call, _out in _DATA_DOCS:
-    _fun.__doc__ = (
-        f"``numpy.{_fun.__name__}`` on the values of its arguments: {_what}.\n\n"
-        "The result is plain data, never a Node: no gradient flows through it.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _fun, _what, _call, _out, _DATA_DOCS
+document_data(_DATA_DOCS)
+del _DATA_DOCS
 
 
 def _shape(a: Any) -> tuple:
@@ -1272,13 +1266,7 @@ _DOCS = [
     (rint, "``x`` rounded to the nearest integer", "0 (piecewise constant)",
      "fnp.rint(numpy.array([0.4, 1.6]))", "array([0., 2.])"),
 ]
-for _prim, _what, _rule, _call, _out in _DOCS:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out, _DOCS
+document(_DOCS)
+del _DOCS
 
 __test__ = {"r_": r_.__doc__, "c_": c_.__doc__}
