@@ -300,3 +300,10 @@ defvjp(sum, lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, k
 defjvp(sum, lambda t, ans, x, axis=None, keepdims=False: sum(t, axis=axis, keepdims=keepdims))
 defvjp(_astype, lambda g, ans, x, dtype: cast(g, raw(x).dtype))
 defjvp(_astype, lambda t, ans, x, dtype: cast(t, dtype))
+
+# Each is found at its NumPy family, which re-exports it: pickles by reference name it
+# there, and the reference lists it with its family, as before it moved here.
+for _prim, _family in ((add, "elementwise"), (real, "elementwise"), (reshape, "shape"),
+                       (broadcast_to, "shape"), (_astype, "shape"), (sum, "reductions")):
+    _prim.__module__ = f"funcgrad.numpy.{_family}"
+del _prim, _family
