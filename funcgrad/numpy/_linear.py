@@ -246,15 +246,23 @@ def defderiv(prim: Any, *rules: Any) -> None:
 
 
 def _summed_back(rule: Any, i: int) -> Any:
-    def vjp(g, ans, *args, **kwargs):
-        return unbroadcast(rule(g, ans, *args, **kwargs), shape_of(args[i]))
+    # The arguments spelled out (every defderiv primitive has two or more): a rule runs
+    # on the hot path of every fold, where passing ``*args, **kwargs`` on costs more.
+    def vjp(g, ans, x, y, *rest, **kwargs):
+        if rest or kwargs:
+            d = rule(g, ans, x, y, *rest, **kwargs)
+        else:
+            d = rule(g, ans, x, y)
+        return unbroadcast(d, shape_of(x if i == 0 else y if i == 1 else rest[i - 2]))
 
     return vjp
 
 
 def _broadcast(rule: Any) -> Any:
     def jvp(t, ans, *args, **kwargs):
-        return bcast(rule(t, ans, *args, **kwargs), ans)
+        if kwargs:
+            return bcast(rule(t, ans, *args, **kwargs), ans)
+        return bcast(rule(t, ans, *args), ans)
 
     return jvp
 
