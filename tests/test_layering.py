@@ -159,10 +159,9 @@ def _funcgrad_module(name: str) -> str | None:
 # Function-level imports of funcgrad modules still in the tree, by (importer, imported):
 # each with why it is lazy.  No module of funcgrad.numpy has one.
 LAZY_IMPORTS = {
-    # Dask support, loaded when a Dask array first arrives (dask is optional).  Also the
-    # one circle left (backends/dask.py imports the backend): the context helper of issue
-    # 17 turns it into a registration, and the coordinator removes this entry at merge.
-    ("funcgrad.backend", "funcgrad.backends.dask"): "optional dependency: dask",
+    # Dask support, loaded when a Dask array first arrives (dask is optional): the
+    # backend only holds the provider that funcgrad.backends registered, so no circle.
+    ("funcgrad.backends", "funcgrad.backends.dask"): "optional dependency: dask",
     # Temporary, in other slices of issue 17 (their owners or the coordinator remove them):
     ("funcgrad.backprop", "funcgrad.numpy"): "walk",
     ("funcgrad.hooks", "funcgrad.node"): "context",
@@ -179,7 +178,7 @@ LAZY_IMPORTS = {
 }
 
 # The import edges a circle may still run through (see LAZY_IMPORTS): none other.
-CIRCLE_EXCEPTIONS = {("funcgrad.backend", "funcgrad.backends.dask")}
+CIRCLE_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def import_graph() -> dict[str, set[str]]:
