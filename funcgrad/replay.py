@@ -273,16 +273,8 @@ class Replayed:
         roots = [self.fun, *static.values(args, kwargs)] if static.any else [self.fun]
         before = snapshot(roots)
         tape = Tape(self.fallback)
-        inputs_at = iter(tape.input(v) for v in inputs)
-        if treedef is None:  # the fast signature: positional arrays only
-            traced_args, traced_kwargs = tuple(inputs_at), {}
-        else:
-            dynamic = _dynamic_mask(leaves)
-            wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
-            traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
-            if static.any:
-                traced_args, traced_kwargs = static.join(traced_args, traced_kwargs, args,
-                                                         kwargs)
+        traced_args, traced_kwargs = self._traced_arguments(tape, inputs, treedef, leaves,
+                                                            args, kwargs)
         rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
         watch_token = _HOOK_WATCH.set(watch)
@@ -295,82 +287,77 @@ class Replayed:
                 out = self.fun(*traced_args, **traced_kwargs)
             out_leaves, out_def = tree.flatten(out)
             del out
-            template, values = [], []
-            for leaf in out_leaves:
-                if is_traced(leaf):
-                    if leaf.tape is not tape:
-                        raise ReplayError("fg.replay: the function returned a traced value "
-                                          "of another call")
-                    template.append(leaf.mark)
-                    values.append(leaf.v)
-                elif type(leaf) is Node:
-                    raise ReplayError(
-                        "fg.replay: the function returned a funcgrad Node; replay functions "
-                        "that return arrays (wrap the combinator, as in "
-                        "fg.replay(fg.grad(f)), not the reverse)")
-                elif not _plain_output(leaf):
-                    raise ReplayError(
-                        f"fg.replay: the function returned a {type(leaf).__qualname__}, which "
-                        "is not a pytree of arrays: a replay would return the trace's own "
-                        "object at every call. Return arrays, numbers, or containers of them, "
-                        "or register the class as a pytree (fg.tree.register_dataclass, "
-                        "fg.tree.register_node)")
-                else:
-                    template.append(leaf)
-                    values.append(leaf)
+            template, values = _output_template(out_leaves, tape)
         finally:
             tape.open = False
             _HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
             moved = rng_watch.stop()
-        why = None
-        if watch:
-            why = "hooks"  # documented: run eagerly, quietly
-        elif tape.tainted:
-            why = tape.tainted
-        elif before.clocks or opened:
-            what = (f"read the clock {before.clocks[0]}" if before.clocks else
-                    f"opened the file {opened[0]!r}")
-            if not self.fallback:
-                raise ReplayError(
-                    f"fg.replay: the function {what} while it was traced; a plan would keep "
-                    "what it read at every call. Read it outside and pass it in as an "
-                    "argument, or pass fallback=True to fg.replay to run such calls eagerly")
-            why = what
-        elif moved:
-            if not self.fallback:
-                raise ReplayError(
-                    f"fg.replay: the function drew random numbers from {moved} while it was "
-                    "traced; a plan would repeat those numbers at every call. Draw them with "
-                    "fnp.random (also fg.random: NumPy's API and numbers, whose draws are "
-                    "steps of the plan), or outside the function and pass them in, or pass "
-                    "fallback=True to fg.replay to run such calls eagerly")
-            why = moved
-        if why is None:
-            changed = before.changed(strict=True)
-            if changed is not None:
-                if not self.fallback:
-                    raise ReplayError(
-                        f"fg.replay: the function changed {changed} while it was traced; a "
-                        "plan cannot redo that, and would read the changed value at every "
-                        "call. Pass it in as an argument and return its new value, or pass "
-                        "fallback=True to fg.replay to run such calls eagerly")
-                why = changed
-        if why is not None:
+        why = "hooks" if watch else self._unreplayable(tape, before, opened, moved)
+        if why is not None:  # hooks: documented to run eagerly, quietly
             self._store(key, _EAGER)
         else:
-            plan = Plan(tape, template, out_def, _describe(inputs))
-            world = snapshot(roots)
-            plan.world = world if len(world) else None
-            n_bytes = sum(row[0].nbytes for row in world.arrays)
-            if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
-                warnings.warn(
-                    f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
-                    f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
-                    "which every call checks for changes; pass large or many values as "
-                    "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=3)
-            self._store(key, plan)
+            self._store(key, self._watched(Plan(tape, template, out_def, _describe(inputs)),
+                                           roots))
         return tree.unflatten(out_def, values)
+
+    def _traced_arguments(self, tape: Tape, inputs: list, treedef: Any, leaves: Any,
+                          args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments the function is traced with: each input a traced value of ``tape``."""
+        inputs_at = iter(tape.input(v) for v in inputs)
+        if treedef is None:  # the fast signature: positional arrays only
+            return tuple(inputs_at), {}
+        dynamic = _dynamic_mask(leaves)
+        wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
+        traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
+        if self._static.any:
+            return self._static.join(traced_args, traced_kwargs, args, kwargs)
+        return traced_args, traced_kwargs
+
+    def _unreplayable(self, tape: Tape, before: Any, opened: list, moved: str | None,
+                      ) -> str | None:
+        """Why the trace cannot be a plan (None if it can): with ``fallback``, the reason;
+        without, it raises, naming what the function did."""
+        if tape.tainted:
+            return tape.tainted
+        if before.clocks or opened:
+            what = (f"read the clock {before.clocks[0]}" if before.clocks else
+                    f"opened the file {opened[0]!r}")
+            self._refuse(what, "while it was traced; a plan would keep what it read at every "
+                         "call. Read it outside and pass it in as an argument")
+            return what
+        if moved:
+            self._refuse(f"drew random numbers from {moved}",
+                         "while it was traced; a plan would repeat those numbers at every "
+                         "call. Draw them with fnp.random (also fg.random: NumPy's API and "
+                         "numbers, whose draws are steps of the plan), or outside the function "
+                         "and pass them in")
+            return moved
+        changed = before.changed(strict=True)
+        if changed is not None:
+            self._refuse(f"changed {changed}",
+                         "while it was traced; a plan cannot redo that, and would read the "
+                         "changed value at every call. Pass it in as an argument and return "
+                         "its new value")
+        return changed
+
+    def _refuse(self, what: str, why: str) -> None:
+        if not self.fallback:
+            raise ReplayError(f"fg.replay: the function {what} {why}, or pass fallback=True "
+                              "to fg.replay to run such calls eagerly")
+
+    def _watched(self, plan: Plan, roots: list) -> Plan:
+        """``plan``, watching what the function read besides its arguments."""
+        world = snapshot(roots)
+        plan.world = world if len(world) else None
+        n_bytes = sum(row[0].nbytes for row in world.arrays)
+        if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
+            warnings.warn(
+                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
+                f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
+                "which every call checks for changes; pass large or many values as "
+                "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=4)
+        return plan
 
     def _store(self, key: Any, plan: Any) -> None:
         with self._lock:
@@ -420,6 +407,35 @@ class Replayed:
             break
         self._n_plans -= 1
         self._counts["evictions"] += 1
+
+
+def _output_template(out_leaves: list, tape: Tape) -> tuple[list, list]:
+    """``(template, values)`` of the function's output leaves: a traced leaf's slot and its
+    raw value, or a plain leaf itself (returned again by every replay)."""
+    template, values = [], []
+    for leaf in out_leaves:
+        if is_traced(leaf):
+            if leaf.tape is not tape:
+                raise ReplayError("fg.replay: the function returned a traced value "
+                                  "of another call")
+            template.append(leaf.mark)
+            values.append(leaf.v)
+        elif type(leaf) is Node:
+            raise ReplayError(
+                "fg.replay: the function returned a funcgrad Node; replay functions "
+                "that return arrays (wrap the combinator, as in "
+                "fg.replay(fg.grad(f)), not the reverse)")
+        elif not _plain_output(leaf):
+            raise ReplayError(
+                f"fg.replay: the function returned a {type(leaf).__qualname__}, which "
+                "is not a pytree of arrays: a replay would return the trace's own "
+                "object at every call. Return arrays, numbers, or containers of them, "
+                "or register the class as a pytree (fg.tree.register_dataclass, "
+                "fg.tree.register_node)")
+        else:
+            template.append(leaf)
+            values.append(leaf)
+    return template, values
 
 
 _FAILED = object()  # a step of the plan raised
