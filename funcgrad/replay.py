@@ -169,57 +169,53 @@ class Replayed:
                 return self.fun(*args, **kwargs)
             return self._eager(args, kwargs)
         key = (key, static_key, debugging_nans())
-        lock = self._lock
-        with lock:
-            counts = self._counts
-            counts["calls"] += 1
+        with self._lock:
+            self._counts["calls"] += 1
             plans = self._cache.get(key)
             if plans is _EAGER:
                 self._cache.move_to_end(key)
-                counts["eager"] += 1
+                self._counts["eager"] += 1
             elif plans:
-                plan = plans[0]
+                first = plans[0]
         if plans is _EAGER:
             return self.fun(*args, **kwargs)
-        retrace = False
         if plans:
-            # The common case first: the plan used last holds.
-            world = plan.world
-            if (world is None or world.holds()) and plan.hits != self.compile_after:
-                try:
-                    leaves_out = plan.run(inputs)
-                except GuardFailed as failed:
-                    with lock:
-                        plans = tuple(plans)
-                    plan, leaves_out = self._run(plans, inputs, (plan, failed))
-                except Exception:  # noqa: BLE001  (the eager call raises eager's error)
-                    plan = _FAILED
-                else:
-                    with lock:
-                        counts["hits"] += 1
-                        plan.hits += 1
-                        cache = self._cache
-                        if plans and plans[0] is plan and cache.get(key) is plans:
-                            cache.move_to_end(key)
-                        else:  # evicted or reordered meanwhile (another thread)
-                            self._cache_hit(key, plan)
-                    return tree.unflatten(plan.out_treedef, leaves_out)
-            else:
-                with lock:
-                    plans = tuple(plans)
-                plan, leaves_out = self._run(plans, inputs)
+            plan, leaves_out = self._replay(key, plans, first, inputs)
             if plan is _FAILED:  # an error inside the plan: eager's own error, eagerly
-                with lock:
-                    counts["eager"] += 1
+                with self._lock:
+                    self._counts["eager"] += 1
                 return self.fun(*args, **kwargs)
             if plan is not None:
-                with lock:
-                    counts["hits"] += 1
-                    plan.hits += 1
-                    self._cache_hit(key, plan)
                 return tree.unflatten(plan.out_treedef, leaves_out)
-            retrace = True
-        return self._trace(key, args, kwargs, inputs, treedef, leaves, retrace)
+        return self._trace(key, args, kwargs, inputs, treedef, leaves, bool(plans))
+
+    def _replay(self, key: Any, plans: list, plan: Plan, inputs: list) -> tuple:
+        """``(plan, output leaves)`` as :meth:`_run` gives them, the hit counted; ``plan``,
+        the one used last (read under the lock), is tried first: the common case."""
+        lock = self._lock
+        world = plan.world
+        if (world is None or world.holds()) and plan.hits != self.compile_after:
+            try:
+                leaves_out = plan.run(inputs)
+            except GuardFailed as failed:
+                with lock:
+                    plans = tuple(plans)
+                plan, leaves_out = self._run(plans, inputs, (plan, failed))
+            except Exception:  # noqa: BLE001  (the eager call raises eager's error)
+                return _FAILED, None
+        else:
+            with lock:
+                plans = tuple(plans)
+            plan, leaves_out = self._run(plans, inputs)
+        if plan is not None and plan is not _FAILED:
+            with lock:
+                self._counts["hits"] += 1
+                plan.hits += 1
+                if plans[0] is plan and self._cache.get(key) is plans:
+                    self._cache.move_to_end(key)
+                else:  # evicted or reordered meanwhile (another thread), or not the first
+                    self._cache_hit(key, plan)
+        return plan, leaves_out
 
     def _run(self, plans: tuple, inputs: list, first: tuple | None = None) -> tuple:
         """``(plan, output leaves)`` of the first plan whose world and guards hold;
