@@ -109,8 +109,12 @@ class Replayed:
         self.max_plans = max_plans
         self.fallback = bool(fallback)
         self.compile_after = compile_after
-        self._params = _parameters(fun)
-        self._static = _Statics(static_argnums, static_argnames, self._params)
+        # The names of the positional parameters: read (inspect.signature is slow) for
+        # static arguments and for the message of a refused argument only.
+        statics = static_argnums not in ((), None) or static_argnames not in ((), None)
+        self._params = _parameters(fun) if statics else _UNREAD
+        self._static = _Statics(static_argnums, static_argnames,
+                                self._params if statics else None)
         # signature -> list of plans (most recently used first), or _EAGER
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._n_plans = 0
@@ -536,6 +540,7 @@ def replay(fun: Callable | None = None, *, max_plans: int = 16, fallback: bool =
 
 
 _STATIC = object()  # where a static argument was, in the arguments flattened
+_UNREAD = object()  # parameter names not read yet
 
 
 def _parameters(fun: Callable) -> list[str] | None:
@@ -728,6 +733,8 @@ def _refused(replayed: Replayed, args: tuple, kwargs: dict, index: int, leaf: An
     except Exception:  # noqa: BLE001  (a message only)
         path = None
     if path:
+        if replayed._params is _UNREAD:
+            replayed._params = _parameters(replayed.fun)
         params = replayed._params or []
         if path[0] == 0 and len(path) > 1:
             pos = path[1]

@@ -100,13 +100,18 @@ _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
 class Slot:
-    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``."""
+    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    __slots__ = ("k",)
+    Made once per number for the process, each with ``outputs``, the ``(k,)`` of
+    the steps that fill it: a trace allocates neither.
+    """
+
+    __slots__ = ("k", "outputs")
     _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
 
     def __init__(self, k: int):
         self.k = k
+        self.outputs = (k,)
 
     def __repr__(self) -> str:
         return f"%{self.k}"
@@ -669,13 +674,15 @@ def _owns_operators(t: type) -> bool:
 def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
     def method(self, other):
         t = type(other)
-        if _owns_operators(t):
-            return NotImplemented  # the Node's reflected operator records it
         tape = self.tape
         if t in _TRACED:
             if other.tape is not tape:
                 raise ReplayError(_foreign_message(other))
             o, mark = other.v, other.mark
+        elif t in _PLAIN_OPERANDS:  # the common constants, spared the checks below
+            o = mark = other
+        elif _owns_operators(t):
+            return NotImplemented  # the Node's reflected operator records it
         elif t in _CONTAINERS:
             return tape.call(op, (other, self) if reflected else (self, other), None, symbol)
         else:
@@ -689,6 +696,10 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         return tape.result(op, targs, None, value, symbol)
 
     return method
+
+
+_PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray, numpy.float64,
+                             numpy.float32})
 
 
 def _in_place(op: Callable, symbol: str) -> Callable:
@@ -881,9 +892,9 @@ def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) ->
     t.v = value
     t.tape = tape
     try:
-        t.mark = _MARKS[k]
+        t.mark = mark = _MARKS[k]
     except IndexError:
-        t.mark = Slot.of(k)
+        t.mark = mark = Slot.of(k)
     shape = value.shape
     dtype = t.dtype = value.dtype
     pair = tape.last
@@ -891,9 +902,9 @@ def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) ->
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    tape.entries.append(_new(Eqn, (fn, targs, tkw, (k,), name, effect, False)))
+    tape.entries.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, effect, False)))
     if check:  # a shape read from data: a guard
-        tape.entries.append(Guard(_SHAPE, k, shape, name, caller()))
+        tape.entries.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
 
 
@@ -955,7 +966,7 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
         av = am = a
     impl = prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES else prim.impl
     value = impl(av, bv)
-    check = _shape_guarded(prim, args, None)
+    check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
     if type(value) in _NUMPY_ARRAYS:
         return _emit(tape, impl, (am, bm), None, value, prim.name, check)
     return tape.result(impl, (am, bm), None, value, prim.name, check)
