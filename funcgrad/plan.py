@@ -417,14 +417,14 @@ class Plan:
         self._meta = tape.meta
         # Outputs: a Slot, or a constant (copied at each call when it is an array).
         self._out_template = outputs
-        self.guard_values = tuple(e.expected for e in tape.entries if type(e) is Guard)
+        self._guard_values: tuple | None = None
         self._steps: list | None = None
         self._blank: list = []
         self._outs: list = []
         self._compiled: Callable | None = None
         # fnp.random generators the plan draws from and does not make: put back as they
         # were when a guard fails, so that the plan run next draws what eager would.
-        self._held = held_generators(tape.entries)
+        self._held: tuple | None = None  # read at the first run: the trace is spared it
         self.hits = 0
         # What the function read besides its arguments (funcgrad.reads.World), or None:
         # checked before each replay.
@@ -482,10 +482,20 @@ class Plan:
                       for t in self._out_template]
         self._steps = steps
 
+    @property
+    def guard_values(self) -> tuple:
+        """The value each guard saw when traced, in order."""
+        if self._guard_values is None:
+            self._guard_values = tuple(e.expected for e in self._entries if type(e) is Guard)
+        return self._guard_values
+
     # -- running ----------------------------------------------------------------
     def run(self, inputs: list) -> list:
         """The output leaves for new ``inputs`` (raw arrays, in the traced order)."""
-        if self._held:
+        held = self._held
+        if held is None:
+            held = self._held = held_generators(self._entries)
+        if held:
             return self._run_drawing(inputs)
         compiled = self._compiled
         if compiled is not None:
