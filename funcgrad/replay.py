@@ -215,7 +215,7 @@ class Replayed:
             with lock:
                 self._counts["hits"] += 1
                 plan.hits += 1
-                if plans[0] is plan and self._cache.get(key) is plans:
+                if plans and plans[0] is plan and self._cache.get(key) is plans:
                     self._cache.move_to_end(key)
                 else:  # evicted or reordered meanwhile (another thread), or not the first
                     self._cache_hit(key, plan)
