@@ -460,9 +460,6 @@ class Plan:
         return kept, layout, reg, places.n, last
 
     def _build(self) -> None:
-        # The trace made a (shape, dtype) pair per slot; most are equal: keep one of each.
-        pairs: dict = {}
-        self._meta = [pairs.setdefault(m, m) for m in self._meta]
         kept, layout, reg, n_regs, _ = self._schedule()
         steps = []
         ordinal = 0
