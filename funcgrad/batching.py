@@ -38,7 +38,7 @@ from .errors import (
     FuncgradValueError,
     VmapFallbackWarning,
 )
-from .node import _LIFT, Node, next_ordinal
+from .node import LIFT, Node, next_ordinal
 from .primitive import register_batched
 
 # The levels of the vmaps running here, innermost last (context-local).
@@ -268,7 +268,7 @@ def lift(leaf: Any) -> Any:
     return batched(leaf, None, level)
 
 
-_LIFT[:] = [lift]
+LIFT[:] = [lift]
 
 
 NOT_MAPPED = object()  # per_example's answer when nothing in its argument is mapped
@@ -307,9 +307,9 @@ def refuse_under_outer_graph(name: str) -> None:
     level = innermost()
     if level is None:
         return
-    from .node import _ACTIVE, DEFAULT_BACKPROP_ID
+    from .node import ACTIVE, DEFAULT_BACKPROP_ID
 
-    if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in _ACTIVE.get()):
+    if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in ACTIVE.get()):
         raise BatchedValueError(
             f"{name} inside fg.vmap inside a gradient (grad(vmap(...)) and the like) is not "
             f"supported: its derivative would be lost; map outside the gradient instead "

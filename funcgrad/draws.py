@@ -351,7 +351,8 @@ _LEAVES = (numpy.ndarray, numpy.generic, str, bytes, int, float, complex, bool, 
            type, types.ModuleType, fnp_random._Drawing)
 _ITEMS = 1000  # items looked at in one container (a data set in a closure is not walked)
 _OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
-                   "funcgrad.forward", "funcgrad.nn", "funcgrad.replay"})
+                   "funcgrad.forward", "funcgrad.nn", "funcgrad.replay",
+                   "funcgrad.jacobians", "funcgrad.arguments"})
 
 
 def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:

@@ -28,8 +28,7 @@ array(0.25)
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -38,11 +37,12 @@ from . import tree
 from .backprop import check_like, gradients
 from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
+from .context import unrecorded
 from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     float_array,
@@ -55,18 +55,9 @@ from .numpy import negative, subtract, zeros_like
 from .primitive import Primitive, bind
 
 
-@contextlib.contextmanager
-def _unrecorded() -> Iterator[None]:
-    """Record on no graph in the block: a solver's steps are computed, not recorded."""
-    with contextlib.ExitStack() as stack:
-        for bp in _ACTIVE.get():
-            stack.enter_context(recording(bp, on=False))
-        yield
-
-
 def _live(v: Any) -> bool:
     """Whether ``v`` is a Node on a graph that records here: something to differentiate."""
-    return type(v) is Node and not v.graphs.isdisjoint(_ACTIVE.get())
+    return type(v) is Node and not v.graphs.isdisjoint(ACTIVE.get())
 
 
 def _raw(v: Any, where: str) -> Any:
@@ -104,7 +95,7 @@ def _solved(name: str, what: str, fun: Callable, fun_name: str, solve: Callable,
     """``solve(fun, raw)`` run on no graph: the solution's leaves (checked against
     ``raw``, ``what``'s), its aux (cut from every graph) and ``fun`` closure-converted at
     the solution."""
-    with _unrecorded():
+    with unrecorded():
         sol = solve(fun, tree.unflatten(treedef, raw))
     aux = None
     if has_aux:

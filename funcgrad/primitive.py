@@ -31,10 +31,11 @@ from .errors import (
     FuncgradIndexError,
     FuncgradTypeError,
     FuncgradValueError,
+    MissingRuleError,
     NodeConversionError,
     describe_arguments,
 )
-from .node import _ACTIVE, Node, make_node
+from .node import ACTIVE, Node, make_node
 
 # Errors an array library raises that funcgrad does not document (an index out of
 # range, a huge Python int, an object array's missing method, nesting too deep, a
@@ -86,20 +87,6 @@ def guarded(fun: Callable, name: str) -> Callable:
             raise err from exc
 
     return call
-
-
-class MissingRuleError(FuncgradError, NotImplementedError):
-    """A primitive is differentiated with respect to an argument it has no rule for.
-
-    Also a ``NotImplementedError``; the message names the primitive and the argument.
-
-    >>> import numpy, funcgrad as fg
-    >>> shift = primitive(lambda x: x + 1.0)                     # no rules yet
-    >>> fg.grad(lambda x: shift(x).sum())(numpy.ones(2))         # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-      ...
-    funcgrad.primitive.MissingRuleError: primitive '<lambda>' has no derivative rule for argument 0...
-    """
 
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
@@ -277,7 +264,7 @@ class UnaryPrimitive(Primitive):
                 _reraise(self, exc, (x,), kwargs)
         if t is Node:
             graphs = x.graphs
-            if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
+            if 0 in self.differentiable and graphs <= ACTIVE.get():  # bind's common case
                 v = x.value
                 try:
                     if type(v) in NUMPY_TYPES:
@@ -318,7 +305,7 @@ class BinaryPrimitive(Primitive):
         else:
             return self._dispatch((x, y), kwargs)
         graphs = node.graphs
-        if i not in self.differentiable or not graphs <= _ACTIVE.get():
+        if i not in self.differentiable or not graphs <= ACTIVE.get():
             return bind(self, (x, y), kwargs)
         try:
             if type(node.value) in NUMPY_TYPES:
@@ -386,7 +373,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         return prim(*converted, **kwargs)
     except _FOREIGN as exc:
         _reraise(prim, exc, tuple(raw), kwargs)
-    active = _ACTIVE.get()
+    active = ACTIVE.get()
     if not graphs <= active:  # some graph is finished, or being folded
         graphs = graphs & active
         if not graphs:
@@ -463,7 +450,7 @@ def _batched_first(args: Any, graphs: Any) -> Callable | None:
     if run is None:
         return None
     if graphs:  # graphs still recorded on (a finished graph's Nodes are constants)
-        active = _ACTIVE.get()
+        active = ACTIVE.get()
         live = [g.ordinal for g in graphs if g in active]
         if live and newest < max(live):
             return None

@@ -119,7 +119,7 @@ class _Digest(bytes):
 
 def _host_fingerprint(a: Any) -> Any:
     """The fingerprint of an array of another namespace (through the host), or None."""
-    entry = backend._lookup(type(a))
+    entry = backend.lookup(type(a))
     if entry is None or entry.lazy or entry.to_host is None:
         return None  # lazy (Dask) arrays are immutable: their identity is enough
     host = numpy.ascontiguousarray(entry.to_host(a))
@@ -282,7 +282,7 @@ class _Walk:
         if is_traced(v) or isinstance(v, (numpy.generic, *_RNG_TYPES)):
             return  # immutable (a traced value kept by a side effect cannot be used later);
             # generators are watched by the random-number checks
-        if backend._lookup(t) is not None:  # an array of another namespace
+        if backend.lookup(t) is not None:  # an array of another namespace
             fp = _host_fingerprint(v)
             if fp is not None:
                 self.world.foreign.append((v, fp, where))
