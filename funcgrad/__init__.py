@@ -18,11 +18,6 @@ from .backprop import backprop
 from .checks import check_grads
 from .combinators import (
     grad,
-    hessian,
-    hvp,
-    jacfwd,
-    jacobian,
-    jacrev,
     jvp,
     stop_gradient,
     value_and_grad,
@@ -48,6 +43,7 @@ from .errors import (
 from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .implicit import custom_linear_solve, custom_root
+from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,

@@ -37,7 +37,7 @@ import numpy
 from . import drawing, tree
 from . import numpy as fnp
 from .backprop import backprop, walk
-from .combinators import _trace
+from .combinators import trace_call
 from .errors import FuncgradStateError, FuncgradTypeError, FuncgradValueError
 from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
@@ -617,7 +617,7 @@ def trace(fun: Callable, *args: Any) -> Graph:
     >>> len(fg.trace(lambda x, y: x[y], numpy.ones(3), labels).inputs)
     1
     """
-    bp, leaves, _, out, _ = _trace(fun, args, "trace", data=True)
+    bp, leaves, _, out, _ = trace_call(fun, args, "trace", data=True)
     outputs = [o for o in tree.flatten(out)[0] if type(o) is Node and bp in o.graphs]
     return Graph.of(outputs, [v for v in leaves if type(v) is Node], bp)
 

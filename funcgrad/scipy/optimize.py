@@ -29,10 +29,11 @@ import scipy.optimize
 import scipy.sparse.linalg
 
 from .. import backend, tree
-from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
+from ..combinators import grad, stop_gradient, value_and_grad
 from ..context import unrecorded
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..implicit import custom_root
+from ..jacobians import hessian, hvp
 from ..node import Node, device_of, value_of
 from ..numpy import reshape, where
 from .sparse.linalg import _cg_on_device
