@@ -8,6 +8,14 @@ positional argument.  Rules receive the output gradient (or input tangent), the
 output and the arguments, and are written with ``funcgrad.numpy`` so that they
 are themselves differentiable -- which is all higher orders need.
 
+One way in: :func:`bind` is the general entry of every call.  It unwraps
+Nodes and records the result, makes array-likes arrays, hands arrays that run
+primitives themselves (fg.replay's, fg.vmap's: :mod:`funcgrad.arrays`) to
+their runners, and through :func:`failed` turns other libraries' errors into
+documented ones.  ``Primitive.__call__`` and the unary and binary doors are
+fast paths for NumPy data and Nodes of it, and give everything else to
+``bind``: a new kind of argument (batching, complex dispatch) extends it alone.
+
 >>> import numpy
 >>> cube = primitive(lambda x: x ** 3)
 >>> defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
@@ -25,16 +33,16 @@ from typing import Any
 
 import numpy
 
+from .arrays import BATCHED, SEQUENCES, array_likes, batched_first, foreign
 from .backend import NUMPY_TYPES
 from .errors import (
     FuncgradError,
     FuncgradIndexError,
     FuncgradTypeError,
     FuncgradValueError,
-    NodeConversionError,
     describe_arguments,
 )
-from .node import _ACTIVE, Node, make_node
+from .node import _ACTIVE, Node, make_node, raw_args
 
 # Errors an array library raises that funcgrad does not document (an index out of
 # range, a huge Python int, an object array's missing method, nesting too deep, a
@@ -60,8 +68,9 @@ def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) 
     return FuncgradValueError(text)
 
 
-def _reraise(prim: Any, exc: BaseException, args: tuple, kwargs: dict | None) -> None:
-    err = translated(prim.name, exc, args, kwargs) if prim.library else None
+def documented(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> None:
+    """Raise the documented error standing for ``exc`` (:func:`translated`), else ``exc``."""
+    err = translated(name, exc, args, kwargs)
     if err is None:
         raise exc
     raise err from exc
@@ -80,10 +89,7 @@ def guarded(fun: Callable, name: str) -> Callable:
         try:
             return fun(*args, **kwargs)
         except _FOREIGN as exc:
-            err = translated(name, exc, args, kwargs)
-            if err is None:
-                raise
-            raise err from exc
+            documented(name, exc, args, kwargs)
 
     return call
 
@@ -188,30 +194,11 @@ class Primitive:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
             if type(a) not in NUMPY_TYPES:
-                return self._dispatch(args, kwargs)
+                return bind(self, args, kwargs)
         try:
             return self.numpy_impl(*args, **kwargs)
-        except TypeError:  # a list or tuple argument holds Nodes (or device arrays)
-            converted = array_likes(args)
-            if converted is None:
-                return _batched_inside(self, args, kwargs)
-            return self(*converted, **kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, args, kwargs)
-
-    def _dispatch(self, args: tuple, kwargs: dict) -> Any:
-        """Arguments that are not all NumPy data: record if any is a Node, whatever its
-        position; else compute in the namespace of the raw arrays."""
-        for a in args:
-            if type(a) is Node:
-                return bind(self, args, kwargs)
-        converted = array_likes(args)
-        if converted is not None:
-            return self(*converted, **kwargs)
-        try:
-            return foreign(self, args, kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, args, kwargs)
+        except Exception as exc:  # noqa: BLE001  (failed re-raises what it cannot mend)
+            return failed(self, exc, args, kwargs)
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
@@ -268,30 +255,19 @@ class UnaryPrimitive(Primitive):
         if t in NUMPY_TYPES:
             try:
                 return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
-            except TypeError:  # a list or tuple holding Nodes (or device arrays)
-                converted = array_likes((x,))
-                if converted is None:
-                    return _batched_inside(self, (x,), kwargs)
-                return self(*converted, **kwargs)
-            except _FOREIGN as exc:
-                _reraise(self, exc, (x,), kwargs)
-        if t is Node:
-            graphs = x.graphs
-            if 0 in self.differentiable and graphs <= _ACTIVE.get():  # bind's common case
-                v = x.value
-                try:
-                    if type(v) in NUMPY_TYPES:
-                        value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
-                    else:
-                        value = foreign(self, (v,), kwargs)
-                except _FOREIGN as exc:
-                    _reraise(self, exc, (x,), kwargs)
-                return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
-            return bind(self, (x,), kwargs)
-        try:
-            return foreign(self, (x,), kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, (x,), kwargs)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x,), kwargs)
+        if t is Node and 0 in self.differentiable and x.graphs <= _ACTIVE.get():
+            v = x.value
+            try:
+                if type(v) not in NUMPY_TYPES:
+                    value = foreign(self, (v,), kwargs)
+                else:
+                    value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x,), kwargs)
+            return make_node(value, x.graphs, self, (x,), kwargs or None, x.rank + 1)
+        return bind(self, (x,), kwargs)
 
 
 class BinaryPrimitive(Primitive):
@@ -301,182 +277,131 @@ class BinaryPrimitive(Primitive):
 
     def __call__(self, x: Any, y: Any, **kwargs: Any) -> Any:
         tx, ty = type(x), type(y)
-        if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
-            try:
-                return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
-            except TypeError:  # a list or tuple holding Nodes (or device arrays)
-                converted = array_likes((x, y))
-                if converted is None:
-                    return _batched_inside(self, (x, y), kwargs)
-                return self(*converted, **kwargs)
-            except _FOREIGN as exc:
-                _reraise(self, exc, (x, y), kwargs)
-        if tx is Node and ty in NUMPY_TYPES:  # bind's common cases: one Node, one constant
-            node, i, xv, yv = x, 0, x.value, y
-        elif ty is Node and tx in NUMPY_TYPES:
-            node, i, xv, yv = y, 1, x, y.value
+        if tx in NUMPY_TYPES:
+            if ty in NUMPY_TYPES:
+                try:
+                    return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+                except Exception as exc:  # noqa: BLE001
+                    return failed(self, exc, (x, y), kwargs)
+            if ty is not Node or 1 not in self.differentiable:
+                return bind(self, (x, y), kwargs)
+            node, xv, yv = y, x, y.value  # one Node, one constant: the common cases
+        elif tx is Node and ty in NUMPY_TYPES and 0 in self.differentiable:
+            node, xv, yv = x, x.value, y
         else:
-            return self._dispatch((x, y), kwargs)
-        graphs = node.graphs
-        if i not in self.differentiable or not graphs <= _ACTIVE.get():
             return bind(self, (x, y), kwargs)
-        try:
-            if type(node.value) in NUMPY_TYPES:
-                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
-            elif type(xv) in _SEQUENCES or type(yv) in _SEQUENCES:
-                return bind(self, (x, y), kwargs)  # other namespaces may not raise on Nodes
-            else:
-                value = foreign(self, (xv, yv), kwargs)
-        except NodeConversionError:  # the constant is a list or tuple holding Nodes
-            converted = array_likes((x, y))
-            if converted is None:
-                raise
-            return self(*converted, **kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, (x, y), kwargs)
-        return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+        graphs = node.graphs
+        if graphs <= _ACTIVE.get():
+            v = node.value
+            try:
+                if type(v) in NUMPY_TYPES:
+                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                if tx not in SEQUENCES and ty not in SEQUENCES:  # else bind: other namespaces
+                    value = foreign(self, (xv, yv), kwargs)      # may not refuse Nodes in lists
+                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x, y), kwargs)
+        return bind(self, (x, y), kwargs)
+
+
+_UNRUN = object()  # "not computed here"
 
 
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
-    """Apply ``prim`` to arguments some of which are Nodes; record the result."""
+    """Apply ``prim`` to ``args``, whatever they are; record the result on the graphs
+    of the Nodes among them.  The general entry of every primitive call."""
     graphs = None
     rank = 0
     raw = list(args)
-    ruleless = None
+    native = True  # every raw argument NumPy data: numpy_impl computes
+    sequences = ruleless = False
     differentiable = prim.differentiable
-    impl = prim.numpy_impl
-    sequences = False
     for i, a in enumerate(args):
         t = type(a)
         if t is Node:
             raw[i] = v = a.value
             if type(v) not in NUMPY_TYPES:
-                impl = None  # not NumPy: computed by foreign()
+                native = False
             g = a.graphs
             if graphs is None:
                 graphs = g
             elif g is not graphs:
                 graphs = graphs | g
-            r = a.rank
-            if r >= rank:
-                rank = r + 1
+            if a.rank >= rank:
+                rank = a.rank + 1
             if i not in differentiable:
-                ruleless = i
-        elif t in _SEQUENCES:
+                ruleless = True
+        elif t in SEQUENCES:
             sequences = True
         elif t not in NUMPY_TYPES:
-            impl = None
-    if _BATCHED and (impl is None or sequences):  # vmap: a batched value of a newer level
-        run = _batched_first(args, graphs)         # than every graph is unwrapped first
-        if run is not None:
-            return run(prim, args, kwargs)
-    if sequences and (impl is None or impl is prim.impl):  # other namespaces may not raise
-        converted = array_likes(args)                       # on Nodes in lists
-        if converted is not None:
-            return prim(*converted, **kwargs)
+            native = False
+    if sequences or not native:
+        value = _run_first(prim, args, kwargs, graphs, sequences, native)
+        if value is not _UNRUN:
+            return value
     try:
-        if impl is None:
+        if not native:
             value = foreign(prim, raw, kwargs)
         else:
-            value = impl(*raw, **kwargs) if kwargs else impl(*raw)
-    except NodeConversionError:  # another argument is a list or tuple holding Nodes
-        converted = array_likes(args)
-        if converted is None:
-            raise
-        return prim(*converted, **kwargs)
-    except _FOREIGN as exc:
-        _reraise(prim, exc, tuple(raw), kwargs)
+            value = prim.numpy_impl(*raw, **kwargs) if kwargs else prim.numpy_impl(*raw)
+    except Exception as exc:  # noqa: BLE001
+        return failed(prim, exc, args, kwargs, graphs)
+    if graphs is None:  # no Node: nothing to record
+        return value
     active = _ACTIVE.get()
-    if not graphs <= active:  # some graph is finished, or being folded
-        graphs = graphs & active
-        if not graphs:
-            return value
-        # Keep no reference to Nodes that are constants here.
-        args = tuple([
-            r if type(a) is Node and a.graphs.isdisjoint(active) else a
-            for a, r in zip(args, raw, strict=True)
-        ])
-    if ruleless is not None:
-        _check_rules_exist(prim, args)
+    if graphs <= active and not ruleless:
+        return make_node(value, graphs, prim, args, kwargs or None, rank)
+    return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank)
+
+
+def _run_first(prim: Primitive, args: tuple, kwargs: dict, graphs: Any, sequences: bool,
+               native: bool) -> Any:
+    """vmap's batched value newer than every graph runs its rule first; array-likes
+    become arrays first unless only NumPy computes (NumPy refuses Nodes in lists,
+    other namespaces may not).  ``_UNRUN`` when neither applies."""
+    if BATCHED:
+        run = batched_first(args, graphs)
+        if run is not None:
+            return run(prim, args, kwargs)
+    if sequences and (not native or prim.numpy_impl is prim.impl):
+        converted = array_likes(args)
+        if converted is not None:
+            return prim(*converted, **kwargs)
+    return _UNRUN
+
+
+def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: frozenset,
+                   args: tuple, raw: list, kwargs: dict, rank: int) -> Any:
+    """bind's rarer end: record on the graphs still recorded on (not on finished ones,
+    nor on one being folded), keeping no reference to the Nodes that are constants
+    here; refuse a Node where ``prim`` has no rule."""
+    graphs = graphs & active
+    if not graphs:
+        return value
+    args = tuple([r if type(a) is Node and a.graphs.isdisjoint(active) else a
+                  for a, r in zip(args, raw, strict=True)])
+    _check_rules_exist(prim, args)
     return make_node(value, graphs, prim, args, kwargs or None, rank)
 
 
-# -- arrays that run primitives themselves --------------------------------------
-# fg.replay traces a function with its arrays wrapped in recording types; such a
-# type registers a runner, called instead of ``prim.impl`` when an argument is one
-# of its arrays, which records the call as one step of a plan.  The NumPy fast
-# path never looks here: only arguments of other namespaces do.
-
-_RUNNERS: dict[type, Callable] = {}
-
-
-def register_runner(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute a primitive given an ``array_type`` argument."""
-    _RUNNERS[array_type] = run
-
-
-def foreign(prim: Primitive, args: Any, kwargs: dict) -> Any:
-    """``prim`` on raw arguments that are not all NumPy data: by the runner of an
-    argument's type when there is one, else by ``prim.impl`` in their namespace."""
-    if _BATCHED:  # vmap's batched values first: their rules call the other runners
-        run = _batched_first(args, None)
+def failed(prim: Primitive, exc: Exception, args: tuple, kwargs: dict, graphs: Any = None) -> Any:
+    """The one handler of a primitive's errors, called within ``except``: a
+    ``TypeError`` from an array-like (a list holding Nodes or device arrays) or a
+    batched value inside a tuple is mended by calling again without it; other
+    libraries' errors from funcgrad's own primitives become documented ones
+    (:func:`translated`); anything else is raised unchanged."""
+    if isinstance(exc, TypeError):
+        converted = array_likes(args)
+        if converted is not None:
+            return prim(*converted, **kwargs)
+        run = batched_first(args, graphs) if BATCHED else None
         if run is not None:
-            return run(prim, tuple(args), kwargs)
-    if _RUNNERS:
-        for a in args:
-            run = _RUNNERS.get(type(a))
-            if run is not None:
-                return run(prim, tuple(args), kwargs)
-    return prim.impl(*args, **kwargs)
-
-
-# -- batched values (fg.vmap) --------------------------------------------------
-# vmap maps a function over an axis by calling it once with batched values: a
-# registered type holding (value, batch axis, level).  A primitive given one runs
-# its batching rule (``defbatch``) instead of its function.  Levels and graphs
-# share one order (creation): where a Node's graphs are all older than a batched
-# argument's level, the batched value is unwrapped first and the Node is a
-# constant of the rule; otherwise the Node is unwrapped first, as any Node is.
-
-_BATCHED: dict[type, Callable] = {}
-
-
-def register_batched(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
-    (one with a ``level`` attribute of an ``ordinal``), before any other runner."""
-    _BATCHED[array_type] = run
-
-
-def _batched_first(args: Any, graphs: Any) -> Callable | None:
-    """The runner of the newest batched argument (also inside a list or tuple argument),
-    when it is newer than every graph in ``graphs``; else None."""
-    newest, run = -1, None
-    for a in args:
-        t = type(a)
-        if t in _BATCHED:
-            if a.level.ordinal > newest:
-                newest, run = a.level.ordinal, _BATCHED[t]
-        elif t is list or t is tuple:
-            for b in a:
-                if type(b) in _BATCHED and b.level.ordinal > newest:
-                    newest, run = b.level.ordinal, _BATCHED[type(b)]
-    if run is None:
-        return None
-    if graphs:  # graphs still recorded on (a finished graph's Nodes are constants)
-        active = _ACTIVE.get()
-        live = [g.ordinal for g in graphs if g in active]
-        if live and newest < max(live):
-            return None
-    return run
-
-
-def _batched_inside(prim: Primitive, args: tuple, kwargs: dict) -> Any:
-    """Within ``except TypeError``: a batched value inside a tuple argument (an index)
-    reached raw code, which refused it: the call is batched instead; else re-raise."""
-    run = _batched_first(args, None) if _BATCHED else None
-    if run is None:
-        raise  # noqa: PLE0704  (the TypeError being handled)
-    return run(prim, args, kwargs)
+            return run(prim, args, kwargs)
+        raise exc
+    if not prim.library:  # a user primitive's errors are the user's own
+        raise exc
+    documented(prim.name, exc, raw_args(args), kwargs)
 
 
 def defbatch(prim: Primitive, rule: Callable) -> None:
@@ -503,74 +428,6 @@ def defbatch(prim: Primitive, rule: Callable) -> None:
     if not callable(rule):
         raise FuncgradTypeError(f"defbatch: the rule for {prim.name!r} must be callable")
     prim.batch = rule
-
-
-# -- array-likes: lists and tuples that hold Nodes -------------------------------
-# NumPy takes nested lists of numbers as arrays; so does funcgrad, when they
-# hold Nodes too: such an argument becomes one Node (``fnp.array`` of it) and
-# the gradient flows through every Node inside.  The converter lives a layer
-# up and is registered when funcgrad.numpy is imported.
-
-_to_array: list[Callable] = []
-_SEQUENCES = (list, tuple)
-
-
-def register_array_like(convert: Callable) -> None:
-    """Set the function that turns a (nested) list holding Nodes into one Node."""
-    _to_array[:] = [convert]
-
-
-def _any_inside(obj: Any, kinds: tuple, found: Callable[[Any], bool]) -> bool:
-    """Whether some item of ``obj``, a list or tuple, at any depth inside lists and tuples
-    of ``kinds``, is ``found``.  Without recursion: any depth, and lists holding themselves."""
-    stack, seen = [obj], set()
-    while stack:
-        o = stack.pop()
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        for item in o:
-            if type(item) in kinds:
-                stack.append(item)
-            elif found(item):
-                return True
-    return False
-
-
-def _is_node(x: Any) -> bool:
-    return type(x) is Node
-
-
-def holds_node(obj: Any) -> bool:
-    """Whether ``obj`` is a Node, or a list or tuple holding one at any depth."""
-    t = type(obj)
-    if t is Node:
-        return True
-    return (t is list or t is tuple) and _any_inside(obj, _SEQUENCES, _is_node)
-
-
-def _is_device_array(x: Any) -> bool:
-    return type(x) not in NUMPY_TYPES and hasattr(x, "shape")
-
-
-def _holds_device_array(obj: Any) -> bool:
-    """Whether a list holds (at any depth) an array that is not NumPy's (CuPy, Dask...)."""
-    return _any_inside(obj, (list,), _is_device_array)
-
-
-def _is_array_like(a: Any) -> bool:
-    # Tuples holding device arrays are left alone: they are indices (x[i, j]).
-    t = type(a)
-    return (t is list or t is tuple) and (holds_node(a) or t is list and _holds_device_array(a))
-
-
-def array_likes(args: tuple) -> tuple | None:
-    """``args`` with each list or tuple holding a Node -- or each list holding device
-    arrays, which NumPy cannot take -- made one array; None if there is none."""
-    if not _to_array or not any(_is_array_like(a) for a in args):
-        return None
-    convert = _to_array[0]
-    return tuple(convert(a) if _is_array_like(a) else a for a in args)
 
 
 def _check_rules_exist(prim: Primitive, args: tuple) -> None:

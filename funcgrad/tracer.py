@@ -50,10 +50,11 @@ from typing import Any
 import numpy
 
 from . import backend
+from .arrays import register_runner
 from .backend import NUMPY_TYPES
 from .errors import ReplayError
 from .node import Node
-from .primitive import Primitive, register_runner
+from .primitive import Primitive
 
 # Entry kinds.  An entry is a tuple ``(kind, fn, args, kwargs, out, name)``:
 # ``args``/``kwargs`` are templates (Slots where traced arrays were), ``out``

@@ -23,6 +23,7 @@ LAYERS = {
     "funcgrad.backend": 1,
     "funcgrad.backends": 1,  # and every funcgrad.backends.* module (backends/dask.py)
     "funcgrad.node": 2,
+    "funcgrad.arrays": 2,  # array-likes and arrays that run primitives (replay's, vmap's)
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module

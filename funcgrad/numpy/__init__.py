@@ -282,9 +282,9 @@ from .updates import at
 
 # isort: split
 # Installed after every function above exists: Node's operators call them.
+from ..arrays import register_array_like
 from ..primitive import Primitive as _Primitive
 from ..primitive import guarded as _guarded
-from ..primitive import register_array_like
 from . import _batching, _methods
 
 # The public functions that are not primitives raise only documented errors, as

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy
 
+from ..arrays import holds_node
 from ..backend import WEAK_TYPES
-from ..primitive import holds_node
 from ._core import Node, raw, xp_of
 
 
