@@ -31,67 +31,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy
-
 from .arrays import BATCHED, SEQUENCES, array_likes, batched_first, foreign
 from .backend import NUMPY_TYPES
-from .errors import (
-    FuncgradError,
-    FuncgradIndexError,
-    FuncgradTypeError,
-    FuncgradValueError,
-    describe_arguments,
-)
+from .errors import FuncgradError, FuncgradTypeError
 from .node import _ACTIVE, Node, make_node, raw_args
-
-# Errors an array library raises that funcgrad does not document (an index out of
-# range, a huge Python int, an object array's missing method, nesting too deep, a
-# date NumPy cannot read):
-# raised by one of funcgrad's own primitives, each becomes the documented error
-# that fits, naming the primitive and describing its arguments.  A user
-# primitive's errors are the user's own and pass unchanged.
-# MemoryError too: a result too large to allocate is a ValueError naming its size.
-_FOREIGN = (AttributeError, LookupError, ArithmeticError, RuntimeError, MemoryError,
-            numpy.ma.MAError)
-
-
-def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> Any:
-    """The documented error standing for ``exc``, raised by funcgrad's ``name`` called
-    with ``args``; None when ``exc`` is documented already."""
-    if isinstance(exc, (FuncgradError, FloatingPointError)) or not isinstance(exc, _FOREIGN):
-        return None
-    text = f"{name}: {exc} ({describe_arguments(args, kwargs)})"
-    if isinstance(exc, IndexError):
-        return FuncgradIndexError(text)
-    if isinstance(exc, (AttributeError, KeyError, NotImplementedError)):
-        return FuncgradTypeError(text)
-    return FuncgradValueError(text)
-
-
-def documented(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> None:
-    """Raise the documented error standing for ``exc`` (:func:`translated`), else ``exc``."""
-    err = translated(name, exc, args, kwargs)
-    if err is None:
-        raise exc
-    raise err from exc
-
-
-def guarded(fun: Callable, name: str) -> Callable:
-    """``fun`` (one of funcgrad's own functions) raising only documented errors.
-
-    The errors of :func:`translated` become documented ones, as primitives'
-    do; for the public functions of ``funcgrad.numpy`` and ``funcgrad.nn`` that
-    are not primitives themselves.
-    """
-
-    @functools.wraps(fun)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fun(*args, **kwargs)
-        except _FOREIGN as exc:
-            documented(name, exc, args, kwargs)
-
-    return call
+from .pickling import by_reference, importable_name
+from .translation import documented
 
 
 class MissingRuleError(FuncgradError, NotImplementedError):
@@ -183,9 +128,9 @@ class Primitive:
         # and users' module-level ones) pickles by reference, as functions do: the
         # worker that unpickles it gets that very object, rules included.  Others
         # (made in a function, or in __main__) pickle by value, for cloudpickle.
-        found = _named(self)
+        found = importable_name(self)
         if found is not None:
-            return _by_reference, found
+            return by_reference, found
         state = {k: v for k, v in self.__dict__.items()}
         for field in ("vjps", "jvps", "vjp_joint", "jvp_joint"):
             state[field] = getattr(self, field)
@@ -212,30 +157,6 @@ class Primitive:
                 raise MissingRuleError(f"primitive {self.name!r} has no VJP rule for argument {i}")
             out.append(rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args))
         return out
-
-
-def _named(obj: Any) -> tuple[str, str] | None:
-    """``(module, qualname)`` under which ``obj`` itself can be imported, or None."""
-    module = obj.__dict__.get("__module__")
-    qualname = obj.__dict__.get("__qualname__")
-    if not module or not qualname or module == "__main__" or "<locals>" in qualname:
-        return None
-    try:
-        return (module, qualname) if _by_reference(module, qualname) is obj else None
-    except (ImportError, AttributeError):
-        return None
-
-
-def _by_reference(module: str, qualname: str) -> Any:
-    """The object named ``qualname`` in ``module`` (what a pickled reference names)."""
-    obj = sys.modules.get(module)
-    if obj is None:
-        import importlib
-
-        obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _by_value(cls: type, impl: Callable, name: str, numpy_impl: Callable, state: dict) -> Any:

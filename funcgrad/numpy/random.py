@@ -53,7 +53,7 @@ from ..arrays import holds_node
 from ..backend import NUMPY_TYPES, device_of, is_lazy, namespace, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..node import Node, value_of
-from ..primitive import documented
+from ..translation import documented
 
 # NumPy's seeds and bit generators, as they are: they hold no draws of their own.
 SeedSequence = numpy.random.SeedSequence

@@ -28,7 +28,7 @@ import numpy
 from ..arrays import holds_node
 from ..backend import as_array, is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError, describe
-from ..primitive import translated
+from ..translation import translated
 from ._core import (
     Node,
     defjvp,

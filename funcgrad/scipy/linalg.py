@@ -30,8 +30,9 @@ from ..batching import per_example as _per_example_call
 from ..errors import FuncgradValueError
 from ..numpy._core import bcast, raw, xp_of
 from ..numpy.linalg import det, eigh, inv, norm, slogdet, solve, svd
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

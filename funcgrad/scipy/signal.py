@@ -21,8 +21,9 @@ from typing import Any
 from .. import numpy as fnp
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..numpy._core import raw
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]

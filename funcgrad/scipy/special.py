@@ -27,7 +27,8 @@ from .. import numpy as fnp
 from ..batching import innermost_raw
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..numpy._core import bcast, lazy, raw, unbroadcast, xp_of
-from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, guarded
+from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

@@ -11,7 +11,7 @@ import numpy
 from ... import numpy as fnp
 from ...node import Node
 from ...numpy._core import raw, xp_of
-from ...primitive import guarded
+from ...translation import guarded
 
 NEG_INF = -math.inf
 LOG_2PI = math.log(2.0 * math.pi)
