@@ -207,7 +207,11 @@ class BinaryPrimitive(Primitive):
             if ty is not Node or 1 not in self.differentiable:
                 return bind(self, (x, y), kwargs)
             node, xv, yv = y, x, y.value  # one Node, one constant: the common cases
-        elif tx is Node and ty in NUMPY_TYPES and 0 in self.differentiable:
+        elif tx is not Node:
+            return bind(self, (x, y), kwargs)
+        elif ty is Node:
+            return self._nodes(x, y, kwargs)
+        elif ty in NUMPY_TYPES and 0 in self.differentiable:
             node, xv, yv = x, x.value, y
         else:
             return bind(self, (x, y), kwargs)
@@ -223,6 +227,22 @@ class BinaryPrimitive(Primitive):
                     return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
+        return bind(self, (x, y), kwargs)
+
+
+    def _nodes(self, x: Node, y: Node, kwargs: dict) -> Any:
+        """Two Nodes: the common case (NumPy data, rules for both, live graphs) spared
+        bind's loop."""
+        graphs = x.graphs if x.graphs is y.graphs else x.graphs | y.graphs
+        xv, yv, differentiable = x.value, y.value, self.differentiable
+        if (type(xv) in NUMPY_TYPES and type(yv) in NUMPY_TYPES and 0 in differentiable
+                and 1 in differentiable and graphs <= _ACTIVE.get()):
+            try:
+                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x, y), kwargs)
+            rank = x.rank if x.rank > y.rank else y.rank  # noqa: FURB136  (max() costs a call)
+            return make_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
         return bind(self, (x, y), kwargs)
 
 
