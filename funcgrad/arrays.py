@@ -11,6 +11,9 @@ entry of a primitive call:
   (:func:`register_runner`) and fg.vmap's batched values
   (:func:`register_batched`, asked first: their rules call the others).
 
+:func:`run_first` is what bind does for them before computing, :func:`mend`
+what it does after a ``TypeError``; :func:`foreign` computes elsewhere than NumPy.
+
 >>> import numpy, funcgrad as fg
 >>> holds_node([1.0, [fg.require_grad(numpy.ones(2))]]), holds_node((1.0, 2.0))
 (True, False)
@@ -88,6 +91,39 @@ def foreign(prim: Any, args: Any, kwargs: dict) -> Any:
             if run is not None:
                 return run(prim, tuple(args), kwargs)
     return prim.impl(*args, **kwargs)
+
+
+UNRUN = object()  # "not computed here": bind goes on
+
+
+def run_first(prim: Any, args: tuple, kwargs: dict, graphs: Any, sequences: bool,
+              native: bool) -> Any:
+    """What bind does before computing: the newest batched value, when newer than every
+    graph, runs its rule; array-likes (``sequences`` says whether a list or tuple is
+    given) become arrays unless only NumPy computes (``native``: NumPy refuses Nodes in
+    lists, other namespaces may not).  ``UNRUN`` when neither applies."""
+    if BATCHED:
+        run = batched_first(args, graphs)
+        if run is not None:
+            return run(prim, args, kwargs)
+    if sequences and (not native or prim.numpy_impl is prim.impl):
+        converted = array_likes(args)
+        if converted is not None:
+            return prim(*converted, **kwargs)
+    return UNRUN
+
+
+def mend(prim: Any, args: tuple, kwargs: dict, graphs: Any) -> Any:
+    """After a ``TypeError``: ``prim`` called again with its array-likes made arrays, or a
+    batched value inside a tuple (an index) that raw code refused run by its rule;
+    ``UNRUN`` when neither applies."""
+    converted = array_likes(args)
+    if converted is not None:
+        return prim(*converted, **kwargs)
+    run = batched_first(args, graphs) if BATCHED else None
+    if run is not None:
+        return run(prim, args, kwargs)
+    return UNRUN
 
 
 # -- array-likes: lists and tuples that hold Nodes --------------------------------

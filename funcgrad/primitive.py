@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .arrays import BATCHED, SEQUENCES, array_likes, batched_first, foreign
+from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
 from .errors import FuncgradError, FuncgradTypeError
 from .node import _ACTIVE, Node, make_node, raw_args
@@ -73,24 +73,12 @@ class Primitive:
     True
     """
 
-    __slots__ = (
-        "__dict__",
-        "__wrapped__",
-        "differentiable",
-        "impl",
-        "jvp_joint",
-        "jvps",
-        "library",
-        "name",
-        "numpy_impl",
-        "vjp_joint",
-        "vjps",
-    )
+    __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
+                 "library", "name", "numpy_impl", "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
-        # ``impl`` finds the namespace of its arguments itself; ``numpy_impl``,
-        # when given, is called directly when every argument is NumPy data or a
-        # Python number -- the common case, spared one call and one dispatch.
+        # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
+        # directly on NumPy data and Python numbers: the common case, spared a dispatch.
         self.impl = impl
         self.numpy_impl = numpy_impl or impl
         self.name = name or getattr(impl, "__name__", "primitive")
@@ -102,9 +90,8 @@ class Primitive:
         # Optional rule giving the output tangent from all argument tangents:
         # (pairs of (position, tangent), ans, args, kwargs) -> tangent.
         self.jvp_joint: Callable | None = None
-        # Whether the rules are funcgrad's own (the funcgrad.numpy families): a
-        # fold runs them with the cycle collector paused, and any other rule --
-        # user code -- with the collector as the user left it.
+        # Whether the rules are funcgrad's own (funcgrad.numpy's): a fold runs them with
+        # the cycle collector paused, user rules with the collector as the user left it.
         self.library = False
         self.__wrapped__ = impl
         self.__doc__ = getattr(impl, "__doc__", None)  # in __dict__: help() and Jupyter read it
@@ -124,14 +111,12 @@ class Primitive:
         return f"<primitive {self.name}>"
 
     def __reduce__(self) -> tuple:
-        # A primitive found under its module and name (every primitive of funcgrad,
-        # and users' module-level ones) pickles by reference, as functions do: the
-        # worker that unpickles it gets that very object, rules included.  Others
-        # (made in a function, or in __main__) pickle by value, for cloudpickle.
+        # By reference where it is found under its module and name, as functions are
+        # (funcgrad.pickling); else by value, for cloudpickle.
         found = importable_name(self)
         if found is not None:
             return by_reference, found
-        state = {k: v for k, v in self.__dict__.items()}
+        state = dict(self.__dict__)
         for field in ("vjps", "jvps", "vjp_joint", "jvp_joint"):
             state[field] = getattr(self, field)
         return _by_value, (type(self), self.impl, self.name, self.numpy_impl, state)
@@ -246,9 +231,6 @@ class BinaryPrimitive(Primitive):
         return bind(self, (x, y), kwargs)
 
 
-_UNRUN = object()  # "not computed here"
-
-
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """Apply ``prim`` to ``args``, whatever they are; record the result on the graphs
     of the Nodes among them.  The general entry of every primitive call."""
@@ -278,8 +260,8 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         elif t not in NUMPY_TYPES:
             native = False
     if sequences or not native:
-        value = _run_first(prim, args, kwargs, graphs, sequences, native)
-        if value is not _UNRUN:
+        value = run_first(prim, args, kwargs, graphs, sequences, native)
+        if value is not UNRUN:
             return value
     try:
         if not native:
@@ -296,22 +278,6 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank)
 
 
-def _run_first(prim: Primitive, args: tuple, kwargs: dict, graphs: Any, sequences: bool,
-               native: bool) -> Any:
-    """vmap's batched value newer than every graph runs its rule first; array-likes
-    become arrays first unless only NumPy computes (NumPy refuses Nodes in lists,
-    other namespaces may not).  ``_UNRUN`` when neither applies."""
-    if BATCHED:
-        run = batched_first(args, graphs)
-        if run is not None:
-            return run(prim, args, kwargs)
-    if sequences and (not native or prim.numpy_impl is prim.impl):
-        converted = array_likes(args)
-        if converted is not None:
-            return prim(*converted, **kwargs)
-    return _UNRUN
-
-
 def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: frozenset,
                    args: tuple, raw: list, kwargs: dict, rank: int) -> Any:
     """bind's rarer end: record on the graphs still recorded on (not on finished ones,
@@ -322,7 +288,11 @@ def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: froze
         return value
     args = tuple([r if type(a) is Node and a.graphs.isdisjoint(active) else a
                   for a, r in zip(args, raw, strict=True)])
-    _check_rules_exist(prim, args)
+    for i, a in enumerate(args):
+        if type(a) is Node and i not in prim.differentiable:
+            raise MissingRuleError(
+                f"primitive {prim.name!r} has no derivative rule for argument {i} "
+                f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp")
     return make_node(value, graphs, prim, args, kwargs or None, rank)
 
 
@@ -331,15 +301,12 @@ def failed(prim: Primitive, exc: Exception, args: tuple, kwargs: dict, graphs: A
     ``TypeError`` from an array-like (a list holding Nodes or device arrays) or a
     batched value inside a tuple is mended by calling again without it; other
     libraries' errors from funcgrad's own primitives become documented ones
-    (:func:`translated`); anything else is raised unchanged."""
+    (funcgrad.translation); anything else is raised unchanged."""
     if isinstance(exc, TypeError):
-        converted = array_likes(args)
-        if converted is not None:
-            return prim(*converted, **kwargs)
-        run = batched_first(args, graphs) if BATCHED else None
-        if run is not None:
-            return run(prim, args, kwargs)
-        raise exc
+        value = mend(prim, args, kwargs, graphs)
+        if value is UNRUN:
+            raise exc
+        return value
     if not prim.library:  # a user primitive's errors are the user's own
         raise exc
     documented(prim.name, exc, raw_args(args), kwargs)
@@ -369,15 +336,6 @@ def defbatch(prim: Primitive, rule: Callable) -> None:
     if not callable(rule):
         raise FuncgradTypeError(f"defbatch: the rule for {prim.name!r} must be callable")
     prim.batch = rule
-
-
-def _check_rules_exist(prim: Primitive, args: tuple) -> None:
-    for i, a in enumerate(args):
-        if type(a) is Node and i not in prim.differentiable:
-            raise MissingRuleError(
-                f"primitive {prim.name!r} has no derivative rule for argument {i} "
-                f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp"
-            )
 
 
 def primitive(fun: Callable) -> Primitive:
