@@ -214,7 +214,6 @@ class BinaryPrimitive(Primitive):
                 return failed(self, exc, (x, y), kwargs)
         return bind(self, (x, y), kwargs)
 
-
     def _nodes(self, x: Node, y: Node, kwargs: dict) -> Any:
         """Two Nodes: the common case (NumPy data, rules for both, live graphs) spared
         bind's loop."""
