@@ -163,7 +163,13 @@ class UnaryPrimitive(Primitive):
                 return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x,), kwargs)
-        if t is Node and 0 in self.differentiable and x.graphs <= _ACTIVE.get():
+        if t is Node and 0 in self.differentiable:
+            graphs = x.graphs
+            active = _ACTIVE.get()
+            if not graphs <= active:  # a graph is finished or folded (higher orders): x is
+                graphs = graphs & active  # on the others only, or a constant (bind's)
+                if not graphs:
+                    return bind(self, (x,), kwargs)
             v = x.value
             try:
                 if type(v) not in NUMPY_TYPES:
@@ -172,7 +178,7 @@ class UnaryPrimitive(Primitive):
                     value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x,), kwargs)
-            return make_node(value, x.graphs, self, (x,), kwargs or None, x.rank + 1)
+            return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
         return bind(self, (x,), kwargs)
 
 
@@ -274,11 +280,11 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     active = _ACTIVE.get()
     if graphs <= active and not ruleless:
         return make_node(value, graphs, prim, args, kwargs or None, rank)
-    return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank)
+    return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank, ruleless)
 
 
 def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: frozenset,
-                   args: tuple, raw: list, kwargs: dict, rank: int) -> Any:
+                   args: tuple, raw: list, kwargs: dict, rank: int, ruleless: bool) -> Any:
     """bind's rarer end: record on the graphs still recorded on (not on finished ones,
     nor on one being folded), keeping no reference to the Nodes that are constants
     here; refuse a Node where ``prim`` has no rule."""
@@ -288,7 +294,7 @@ def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: froze
     args = tuple([r if type(a) is Node and a.graphs.isdisjoint(active) else a
                   for a, r in zip(args, raw, strict=True)])
     for i, a in enumerate(args):
-        if type(a) is Node and i not in prim.differentiable:
+        if ruleless and type(a) is Node and i not in prim.differentiable:
             raise MissingRuleError(
                 f"primitive {prim.name!r} has no derivative rule for argument {i} "
                 f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp")
