@@ -8,6 +8,7 @@ array([2., 4.])
 import sys as _sys
 from types import ModuleType as _ModuleType
 
+from . import backends as _backends  # names Dask's namespace, imported when its arrays show up
 from . import (
     nn,
     numpy,
@@ -17,11 +18,6 @@ from .backprop import backprop
 from .checks import check_grads
 from .combinators import (
     grad,
-    hessian,
-    hvp,
-    jacfwd,
-    jacobian,
-    jacrev,
     jvp,
     stop_gradient,
     value_and_grad,
@@ -32,12 +28,14 @@ from .errors import (
     BackpropError,
     BatchedValueError,
     DeviceMismatchError,
+    FrozenNodeError,
     FuncgradError,
     FuncgradIndexError,
     FuncgradStateError,
     FuncgradTypeError,
     FuncgradValueError,
     GradientTypeError,
+    MissingRuleError,
     NodeConversionError,
     ReplayError,
     VmapFallbackWarning,
@@ -45,10 +43,10 @@ from .errors import (
 from .graph import GradientFlow, Graph, trace
 from .hooks import BackwardHook, PrintHook, TimerHook, debug_nans, hooks
 from .implicit import custom_linear_solve, custom_root
+from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from .node import (
     DEFAULT_BACKPROP_ID,
     BackpropId,
-    FrozenNodeError,
     Node,
     backprop_scope,
     device_of,
@@ -57,7 +55,7 @@ from .node import (
     to_device,
     value_of,
 )
-from .primitive import MissingRuleError, Primitive, defbatch, defjvp, defvjp, primitive
+from .primitive import Primitive, defbatch, defjvp, defvjp, primitive
 from .replay import replay
 from .transforms import elementwise_grad, linearize
 from .vectorize import vmap

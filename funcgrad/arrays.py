@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .backend import NUMPY_TYPES
-from .node import _ACTIVE, Node
+from .node import ACTIVE, Node
 
 # -- arrays that run primitives themselves ---------------------------------------
 # The NumPy fast path never looks here: only arguments of other namespaces do.
@@ -71,7 +71,7 @@ def batched_first(args: Any, graphs: Any) -> Callable | None:
                 if type(b) in BATCHED and b.level.ordinal > newest:
                     newest, run = b.level.ordinal, BATCHED[type(b)]
     if run is not None and graphs:  # a finished graph's Nodes are constants
-        active = _ACTIVE.get()
+        active = ACTIVE.get()
         live = [g.ordinal for g in graphs if g in active]
         if live and newest < max(live):
             return None

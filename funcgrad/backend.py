@@ -3,9 +3,11 @@
 Every primitive runs in the namespace of its inputs: NumPy for CPU arrays,
 CuPy for GPU arrays, Dask for chunked arrays.  This module is the one place
 that knows array types; a new array library is added by one
-:func:`register_namespace` call.  Dask registers itself (``backends/dask.py``)
-the first time a Dask array reaches funcgrad, so that ``import funcgrad``
-never imports Dask.
+:func:`register_namespace` call.  A library funcgrad should not import
+before its arrays show up registers a provider instead
+(:func:`register_provider`): ``funcgrad/backends/__init__.py`` does so for
+Dask, whose namespace (``backends/dask.py``) is then imported the first time a
+Dask array reaches funcgrad, so that ``import funcgrad`` never imports Dask.
 
 >>> import numpy
 >>> namespace(numpy.ones(3)) is numpy
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -53,26 +56,52 @@ def _cpu(_: Any) -> str:
     return "cpu"
 
 
+# top-level package name -> the provider that registers its array types (see
+# register_provider): called the first time an unregistered type of it shows up.
+_PROVIDERS: dict[str, Callable[[], Any]] = {}
+
+
 @functools.cache
-def _lookup(t: type) -> Namespace | None:
-    """The namespace of array type ``t``: its own registration, else its nearest base's."""
+def lookup(t: type) -> Namespace | None:
+    """The namespace of array type ``t``: its own registration, else its nearest base's.
+
+    None for a type no namespace claims.  A type of a package with a provider
+    (:func:`register_provider`) that is not registered yet has it called first.
+
+    >>> lookup(numpy.ndarray).xp is numpy, lookup(dict)
+    (True, None)
+    """
     for base in t.__mro__:
         entry = _REGISTRY.get(base)
         if entry is not None:
             return entry
     if issubclass(t, numpy.generic):  # NumPy scalars (numpy.float64...)
         return _REGISTRY[numpy.ndarray]
-    if t.__module__.startswith("dask.") and _register_dask():
-        return _lookup(t)
+    provide = _PROVIDERS.get(t.__module__.partition(".")[0])
+    if provide is not None:
+        before = len(_REGISTRY)
+        provide()
+        if len(_REGISTRY) > before:  # it registered something: look again
+            return lookup(t)
     return None
 
 
-def _register_dask() -> bool:
-    """Register Dask's arrays (the first time one is seen); whether that added anything."""
-    before = len(_REGISTRY)
-    from .backends import dask as _  # noqa: F401  (registers on import)
+def register_provider(package: str, provide: Callable[[], Any]) -> None:
+    """Call ``provide()`` the first time an array type of the top-level package
+    ``package`` reaches funcgrad unregistered; it registers the package's
+    namespaces (:func:`register_namespace`), which funcgrad then uses.
 
-    return len(_REGISTRY) > before
+    So a library is imported only once its arrays show up: Dask's namespace
+    (``funcgrad/backends/dask.py``) is provided that way.
+
+    >>> Lazy = type('Array', (), {'__module__': 'lazylib.core'})   # a library's array type
+    >>> register_provider('lazylib', lambda: register_namespace(Lazy, numpy))
+    >>> lookup(Lazy).xp is numpy
+    True
+    >>> unregister_namespace(Lazy); _ = _PROVIDERS.pop('lazylib')
+    """
+    _PROVIDERS[package] = provide
+    lookup.cache_clear()
 
 
 def register_namespace(
@@ -111,14 +140,14 @@ def register_namespace(
     """
     _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
                                       from_host, lazy, as_array, over)
-    _lookup.cache_clear()
+    lookup.cache_clear()
     _lazy_namespaces.cache_clear()
 
 
 def unregister_namespace(array_type: type) -> None:
     """Undo :func:`register_namespace` (for tests and plug-ins that unload)."""
     _REGISTRY.pop(array_type, None)
-    _lookup.cache_clear()
+    lookup.cache_clear()
     _lazy_namespaces.cache_clear()
 
 
@@ -196,10 +225,10 @@ _NEUTRAL = frozenset(
     {int, float, bool, type(None), tuple, list, str, slice, type(Ellipsis), numpy.dtype}
 )
 # Types that mean NumPy: arrays and NumPy scalars (what ufuncs return for 0-d).
-_NUMPY = frozenset(
+NUMPY_ARRAY_TYPES = frozenset(
     {numpy.ndarray} | {t for t in numpy.sctypeDict.values() if issubclass(t, numpy.generic)}
 )
-NUMPY_TYPES = _NEUTRAL | _NUMPY  # everything that computes in NumPy
+NUMPY_TYPES = _NEUTRAL | NUMPY_ARRAY_TYPES  # everything that computes in NumPy
 # Registered types that stand for Python numbers (fg.replay's traced floats): neutral
 # beside arrays, as a Python number is; their own namespace when alone.
 WEAK_TYPES: set[type] = set()
@@ -221,35 +250,26 @@ def namespace(*values: Any) -> ModuleType:
 
 def _namespace_of_mixed(values: tuple) -> ModuleType:
     found: Namespace | None = None
-    first = None
-    weak = None
-    numpy_array = None  # a NumPy array seen (NumPy scalars are neutral, like Python's)
+    first = weak = numpy_array = None  # numpy_array: a NumPy array seen (scalars are neutral)
     for v in values:
         t = type(v)
         if t in _NEUTRAL:
             continue
         if t in WEAK_TYPES:
-            weak = weak or _lookup(t)
+            weak = weak or lookup(t)
             continue
-        if t in _NUMPY:
+        if t in NUMPY_ARRAY_TYPES:
             if t is numpy.ndarray and numpy_array is None:
                 numpy_array = v
             continue
-        entry = _lookup(t)
+        entry = lookup(t)
         if entry is None:
             continue
         if entry.xp is numpy:
             if numpy_array is None and not issubclass(t, numpy.generic):
                 numpy_array = v
             continue
-        if found is None or entry is not found and _wraps(entry, found):
-            found, first = entry, v
-        elif entry is not found and _wraps(found, entry):
-            continue
-        elif entry is not found or entry.device(v) != entry.device(first):
-            raise DeviceMismatchError(
-                f"inputs on different devices: {device_of(first)} and {device_of(v)}"
-            )
+        found, first = _joined(found, first, entry, v)
     if found is None:
         return numpy if weak is None else weak.xp
     # Dask takes NumPy data beside its arrays, but only beside arrays whose chunks
@@ -263,6 +283,20 @@ def _namespace_of_mixed(values: tuple) -> ModuleType:
     return found.xp
 
 
+def _joined(found: Namespace | None, first: Any, entry: Namespace, v: Any) -> tuple:
+    """The namespace of the arrays so far (``found``, and its first array) with ``v``'s
+    (``entry``) added: a wrapping namespace wins; two others must be one, on one device."""
+    if found is None or entry is not found and _wraps(entry, found):
+        return entry, v
+    if entry is not found and _wraps(found, entry):
+        return found, first
+    if entry is not found or entry.device(v) != entry.device(first):
+        raise DeviceMismatchError(
+            f"inputs on different devices: {device_of(first)} and {device_of(v)}"
+        )
+    return found, first
+
+
 def _wraps(outer: Namespace, inner: Namespace) -> bool:
     """Whether ``outer``'s arrays wrap ``inner``'s, directly or through other wrappers."""
     xp = outer.over
@@ -273,9 +307,25 @@ def _wraps(outer: Namespace, inner: Namespace) -> bool:
     return False
 
 
+def float_array(x: float, where: str) -> numpy.ndarray:
+    """The Python number ``x`` as a float64 0-d array; ``ValueError`` if it cannot be one.
+
+    >>> float_array(2, 'grad')
+    array(2.)
+    """
+    if type(x) in WEAK_TYPES:  # a traced Python float (fg.replay): recorded
+        return namespace(x).asarray(x, dtype=numpy.float64)
+    try:
+        return numpy.asarray(x, dtype=numpy.float64)
+    except OverflowError:
+        raise FuncgradValueError(
+            f"{where}: the Python int {describe(x)} is too large for a float64"
+        ) from None
+
+
 def device_of(x: Any) -> str:
     """``'cpu'`` or ``'cuda:N'``: where the raw array ``x`` lives."""
-    entry = _lookup(type(x))
+    entry = lookup(type(x))
     return "cpu" if entry is None else entry.device(x)
 
 
@@ -287,7 +337,7 @@ def to_device(x: Any, device: str) -> Any:
         raise FuncgradTypeError(
             f"device must be a str such as 'cpu' or 'cuda:0', got {describe(device)}"
         )
-    src = _lookup(type(x))
+    src = lookup(type(x))
     host = src.to_host(x) if src is not None and src.to_host is not None else numpy.asarray(x)
     if device == "cpu":
         return host
@@ -322,7 +372,7 @@ def as_array(x: Any) -> Any:
     if isinstance(x, numpy.generic):
         return numpy.asarray(x)
     if type(x) is not numpy.ndarray:
-        entry = _lookup(type(x))
+        entry = lookup(type(x))
         if entry is not None and entry.as_array is not None:
             return entry.as_array(x)
     return x

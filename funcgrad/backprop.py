@@ -37,11 +37,11 @@ from .errors import (
 )
 from .hooks import active_hooks, debugging_nans
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     DEFAULT_BACKPROP_ID,
     BackpropId,
     Node,
-    _check_id,
+    check_id,
     collector_paused,
     raw_args,
     recording,
@@ -376,7 +376,7 @@ def backprop(
     >>> fg.backprop([x * x, x * 3.0], [x], [None, numpy.ones(1)])[x]
     array([3.])
     """
-    bp = _check_id(backprop_id)
+    bp = check_id(backprop_id)
     outputs = _nodes(outputs, "outputs")
     inputs = _nodes(inputs, "inputs")
     for what, seq in (("output", outputs), ("input", inputs)):
@@ -470,7 +470,7 @@ def fold(steps, grads, targets, bp, keep_graph, hook_list) -> dict:
     owned: set[int] = set()
     nan_check = debugging_nans()
     with recording(bp, on=keep_graph):
-        live = _ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
+        live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node, ps in steps:
             serial = node.serial
             g = grads.pop(serial, None)

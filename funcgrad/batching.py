@@ -39,7 +39,7 @@ from .errors import (
     FuncgradValueError,
     VmapFallbackWarning,
 )
-from .node import _LIFT, Node, next_ordinal
+from .node import LIFT, Node, next_ordinal
 
 # The levels of the vmaps running here, innermost last (context-local).
 _LEVELS: ContextVar[tuple] = ContextVar("funcgrad_vmap_levels", default=())
@@ -243,6 +243,20 @@ def innermost_raw(x: Any) -> Any:
             return x
 
 
+def under_nodes(x: Any) -> Any:
+    """The value under any number of Nodes (a batched value, or a raw array)."""
+    while type(x) is Node:
+        x = x.value
+    return x
+
+
+def at_axis(v: Any, axis: int, index: Any) -> Any:
+    """``v[..., index]`` with ``index`` on axis ``axis`` (differentiable)."""
+    from .numpy import shape as _s
+
+    return _s.getitem(v, (slice(None),) * axis + (index,))
+
+
 def lift(leaf: Any) -> Any:
     """A leaf a combinator is about to trace, inside a vmap newer than the leaf's graphs:
     marked as a constant of that vmap, so that the levels stay nested."""
@@ -254,7 +268,7 @@ def lift(leaf: Any) -> Any:
     return batched(leaf, None, level)
 
 
-_LIFT[:] = [lift]
+LIFT[:] = [lift]
 
 
 NOT_MAPPED = object()  # per_example's answer when nothing in its argument is mapped
@@ -270,9 +284,7 @@ def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
     level = _newest_level(tuple(leaves), {})
     if level is None:
         for v in leaves:  # a gradient's Node over mapped values: no example can be cut out
-            while type(v) is Node:
-                v = v.value
-            if type(v) in _CLASSES_SET:
+            if type(under_nodes(v)) in _CLASSES_SET:
                 raise BatchedValueError(
                     f"{name} of a gradient's value inside fg.vmap (vmap(grad(...)) and the "
                     f"like) is not supported: its callbacks would see every example at "
@@ -295,9 +307,9 @@ def refuse_under_outer_graph(name: str) -> None:
     level = innermost()
     if level is None:
         return
-    from .node import _ACTIVE, DEFAULT_BACKPROP_ID
+    from .node import ACTIVE, DEFAULT_BACKPROP_ID
 
-    if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in _ACTIVE.get()):
+    if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in ACTIVE.get()):
         raise BatchedValueError(
             f"{name} inside fg.vmap inside a gradient (grad(vmap(...)) and the like) is not "
             f"supported: its derivative would be lost; map outside the gradient instead "
@@ -458,11 +470,7 @@ def example(x: Any, level: Level, b: int) -> Any:
     if type(x) in (list, tuple):
         return type(x)(example(e, level, b) for e in x)
     v, ax = unbatched(x, level)
-    if ax is None:
-        return x
-    from .numpy import shape as _s
-
-    return _s.getitem(v, (slice(None),) * ax + (b,))
+    return x if ax is None else at_axis(v, ax, b)
 
 
 def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True,
@@ -490,8 +498,8 @@ def stack_results(outs: list, level: Level, name: str = "a primitive") -> Any:
 
     first = outs[0]
     if type(first) is tuple or hasattr(first, "_fields"):
-        parts = [stack_results([o[k] for o in outs], level, name) for k in range(len(first))]
-        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+        return _rebuild(first, [stack_results([o[k] for o in outs], level, name)
+                                for k in range(len(first))])
     shapes = {tuple(getattr(o, "shape", ())) for o in outs}
     if len(shapes) > 1:
         raise FuncgradValueError(
@@ -549,46 +557,84 @@ class BatchNamespace:
         return call
 
 
-# Functions of stacks of matrices (NumPy's linalg maps over leading axes already).
-_LEADING = frozenset({"linalg.det", "linalg.slogdet", "linalg.inv", "linalg.cholesky",
-                      "linalg.eigh", "linalg.eigvalsh", "linalg.eig", "linalg.eigvals",
-                      "linalg.svd", "linalg.qr", "linalg.pinv", "linalg.matrix_power"})
-
-
 def _namespace_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
-    first = args[0] if args else None
-    if name in _LEADING and len(args) >= 1 and all(
-            unbatched(a, level)[1] is None for a in args[1:]):
-        v, ax = unbatched(first, level)
-        out = _namespace_function(name)(_to_front(v, ax), *args[1:], **kwargs)
-        if isinstance(out, tuple):
-            return type(out)(*(batched(o, 0, level) for o in out)) if hasattr(
-                out, "_fields") else tuple(batched(o, 0, level) for o in out)
-        return batched(out, 0, level)
-    if name in ("asarray", "array", "ascontiguousarray") and type(first) in _CLASSES_SET:
-        dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
-        return first if dtype is None or dtype == first.dtype else first.astype(dtype)
-    if name in ("zeros_like", "ones_like", "empty_like") and len(args) == 1:
-        maker = {"zeros_like": "zeros", "ones_like": "ones", "empty_like": "empty"}[name]
-        xp = backend.namespace(innermost_raw(first))
-        return getattr(xp, maker)(first.shape, kwargs.get("dtype") or first.dtype)
+    """``xp.<name>(*args, **kwargs)`` with batched arguments at ``level`` (see
+    :class:`BatchNamespace`): a few functions by name, the rest by kind."""
+    return _BY_NAME.get(name, _mapped_call)(name, args, kwargs, level)
+
+
+def _mapped_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
+    """A ufunc broadcast over the batch, a reduction with its axes shifted, else the loop."""
     vals, axes, seq = _unwrap_all(args, level)
-    if seq or _kwargs_batched(kwargs, level):
-        return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
-    fn = getattr(numpy, name, None) if "." not in name else None
-    if isinstance(fn, numpy.ufunc) and kwargs.keys() <= {"dtype"}:
-        out = _broadcast(vals, axes, level)
-        return batched(_NamespaceFunction(name)(*out, **kwargs), 0, level, name)
-    if name in _REDUCERS and len(args) == 1 and axes[0] is not None:
-        v = _to_front(vals[0], axes[0])
-        nd = len(v.shape) - 1
-        axis = kwargs.get("axis")
-        kw = dict(kwargs)
-        kw["axis"] = (tuple(range(1, nd + 1)) if axis is None else
-                      tuple(a % nd + 1 for a in axis) if isinstance(axis, tuple) else
-                      axis % nd + 1)
-        return batched(_NamespaceFunction(name)(v, **kw), 0, level, name)
-    return _loop(_NamespaceFunction(name), args, kwargs, level, warn=False)
+    fn = _NamespaceFunction(name)
+    if not (seq or _kwargs_batched(kwargs, level)):
+        if _is_ufunc(name) and kwargs.keys() <= {"dtype"}:
+            return batched(fn(*_broadcast(vals, axes, level), **kwargs), 0, level, name)
+        if name in _REDUCERS and len(args) == 1 and axes[0] is not None:
+            return _reduce_call(fn, vals[0], axes[0], kwargs, level)
+    return _loop(fn, args, kwargs, level, warn=False)
+
+
+def _is_ufunc(name: str) -> bool:
+    return "." not in name and isinstance(getattr(numpy, name, None), numpy.ufunc)
+
+
+def _leading_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
+    """A function of stacks of matrices, on a batch of them: the batch axis in front
+    (NumPy's linalg maps over leading axes already)."""
+    if not args or any(unbatched(a, level)[1] is not None for a in args[1:]):
+        return _mapped_call(name, args, kwargs, level)
+    v, ax = unbatched(args[0], level)
+    out = _NamespaceFunction(name)(_to_front(v, ax), *args[1:], **kwargs)
+    if isinstance(out, tuple):
+        return _rebuild(out, [batched(o, 0, level) for o in out])
+    return batched(out, 0, level)
+
+
+def _as_array_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
+    """``asarray(x)`` of a batched ``x``: ``x`` itself (or cast to the dtype asked for)."""
+    first = args[0] if args else None
+    if type(first) not in _CLASSES_SET:
+        return _mapped_call(name, args, kwargs, level)
+    dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    return first if dtype is None or dtype == first.dtype else first.astype(dtype)
+
+
+def _like_call(name: str, args: tuple, kwargs: dict, level: Level) -> Any:
+    """``zeros_like(x)`` and its kin of a batched ``x``: one example's."""
+    if len(args) != 1:
+        return _mapped_call(name, args, kwargs, level)
+    first = args[0]
+    xp = backend.namespace(innermost_raw(first))
+    return getattr(xp, _LIKE[name])(first.shape, kwargs.get("dtype") or first.dtype)
+
+
+_LIKE = {"zeros_like": "zeros", "ones_like": "ones", "empty_like": "empty"}
+_BY_NAME = {
+    **dict.fromkeys(("linalg.det", "linalg.slogdet", "linalg.inv", "linalg.cholesky",
+                     "linalg.eigh", "linalg.eigvalsh", "linalg.eig", "linalg.eigvals",
+                     "linalg.svd", "linalg.qr", "linalg.pinv", "linalg.matrix_power"),
+                    _leading_call),
+    **dict.fromkeys(("asarray", "array", "ascontiguousarray"), _as_array_call),
+    **dict.fromkeys(_LIKE, _like_call),
+}
+
+
+def _rebuild(like: tuple, parts: list) -> tuple:
+    """``parts`` as a tuple of ``like``'s type (a namedtuple stays one)."""
+    return type(like)(*parts) if hasattr(like, "_fields") else tuple(parts)
+
+
+def _reduce_call(fn: _NamespaceFunction, v: Any, ax: int, kwargs: dict, level: Level) -> Any:
+    """A reduction of one batched array: the batch axis in front, the others shifted."""
+    v = _to_front(v, ax)
+    nd = len(v.shape) - 1
+    axis = kwargs.get("axis")
+    kw = dict(kwargs)
+    kw["axis"] = (tuple(range(1, nd + 1)) if axis is None else
+                  tuple(a % nd + 1 for a in axis) if isinstance(axis, tuple) else
+                  axis % nd + 1)
+    return batched(fn(v, **kw), 0, level, fn.name)
 
 
 _FNP_NAMES = {"max": "amax", "min": "amin"}
@@ -617,10 +663,6 @@ class _NamespaceFunction:
         for part in self.name.split("."):
             fn = getattr(fn, part)
         return fn(*args, **kwargs)
-
-
-def _namespace_function(name: str) -> Callable:
-    return _NamespaceFunction(name)
 
 
 def _to_front(v: Any, axis: int) -> Any:

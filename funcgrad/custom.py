@@ -41,7 +41,7 @@ from .batching import NOT_MAPPED, is_batched, per_example
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     PassThrough,
@@ -159,7 +159,7 @@ def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
     Not so when the call made a leaf of an open graph itself (``require_grad``
     inside it): no node over the inputs could stand for its outputs there.
     """
-    live = _ACTIVE.get()
+    live = ACTIVE.get()
     graphs = frozenset().union(*(n.graphs for n in inputs)) & live
     return all(o.graphs & live <= graphs for o in outputs) and bool(graphs)
 

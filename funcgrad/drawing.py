@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import collections
 import html
 import itertools
 from collections.abc import Sequence
@@ -245,9 +246,31 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     [25, 85, 85]
     """
     n = len(boxes)
-    layer = layers_of(n, edges)
-    # A source (an input, a weight) goes just above its first user, not at the top:
-    # short edges, and a network's weights sit beside their layers.
+    layer = _sources_lowered(layers_of(n, edges), edges)
+    widths = [b.width for b in boxes]
+    heights = [b.height for b in boxes]
+    weights = [1.0] * n
+    down, up, chains = _cut(edges, layer, widths, heights, weights)
+    rows: list[list[int]] = [[] for _ in range(max(layer, default=-1) + 1)]
+    # Initial order: dummies and nodes in the order they come (program order).
+    for v in range(len(widths)):
+        rows[layer[v]].append(v)
+    big = len(widths) > 3000  # fewer passes for large drawings: a second or two at most
+    rows = _order(rows, down, up, sweeps=4 if big else 8)
+    x = _coordinates(rows, widths, down, up, weights, rounds=3 if big else 6)
+    y_of_row, bottom = _row_centres(rows, heights)
+    left = min((x[v] - widths[v] / 2 for v in x), default=0.0)
+    right = max((x[v] + widths[v] / 2 for v in x), default=0.0)
+    shift = _MARGIN - left
+    pos = [(x[v] + shift, y_of_row[layer[v]]) for v in range(len(widths))]
+    routes = tuple(_route(chain, pos, heights) for chain in chains)
+    return Layout(tuple(pos[:n]), routes, right - left + 2 * _MARGIN,
+                  max(bottom - _GAP_Y + _MARGIN, 2 * _MARGIN))
+
+
+def _sources_lowered(layer: list[int], edges: Sequence[tuple]) -> list[int]:
+    """``layer`` with each source (an input, a weight) just above its first user, not at
+    the top: short edges, and a network's weights sit beside their layers."""
     first_use: dict[int, int] = {}
     for e in edges:
         first_use[e[0]] = min(first_use.get(e[0], 1 << 30), layer[e[1]])
@@ -255,55 +278,53 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple]) -> Layout:
     for v, lowest in first_use.items():
         if v not in has_input:
             layer[v] = lowest - 1
-    widths = [b.width for b in boxes]
-    heights = [b.height for b in boxes]
-    weights = [1.0] * n
-    down: list[list[int]] = [[] for _ in range(n)]
-    up: list[list[int]] = [[] for _ in range(n)]
+    return layer
+
+
+def _cut(edges: Sequence[tuple], layer: list[int], widths: list[float], heights: list[float],
+         weights: list[float]) -> tuple[list, list, list]:
+    """2. Each edge cut into one-layer pieces through a dummy point per layer it crosses
+    (appended to ``layer``, ``widths``, ``heights``, ``weights``): ``(down, up, chains)``,
+    the neighbours below and above each point and each edge's points."""
+    down: list[list[int]] = [[] for _ in widths]
+    up: list[list[int]] = [[] for _ in widths]
     chains = []
     for e in edges:
         u, v = e[0], e[1]
         chain = [u]
-        for k in range(layer[u] + 1, layer[v]):  # 2. a dummy per layer crossed
-            d = len(widths)
+        for k in range(layer[u] + 1, layer[v]):
+            chain.append(len(widths))
             widths.append(_DUMMY_W)
             heights.append(0.0)
             weights.append(4.0)  # long edges pull harder: they stay straight
             layer.append(k)
             down.append([])
             up.append([])
-            chain.append(d)
         chain.append(v)
         for a, b in itertools.pairwise(chain):
             down[a].append(b)
             up[b].append(a)
         chains.append(chain)
-    depth = max(layer, default=-1) + 1
-    rows: list[list[int]] = [[] for _ in range(depth)]
-    # Initial order: dummies and nodes in the order they come (program order).
-    for v in range(len(widths)):
-        rows[layer[v]].append(v)
-    big = len(widths) > 3000  # fewer passes for large drawings: a second or two at most
-    rows = _order(rows, down, up, sweeps=4 if big else 8)
-    x = _coordinates(rows, widths, down, up, weights, rounds=3 if big else 6)
-    row_h = [max((heights[v] for v in row), default=0.0) for row in rows]
+    return down, up, chains
+
+
+def _row_centres(rows: list[list[int]], heights: list[float]) -> tuple[list[float], float]:
+    """The ``y`` of each row's centre, each as tall as its tallest box, and where the
+    next row would start."""
     y_of_row, acc = [], _MARGIN
-    for h in row_h:
+    for row in rows:
+        h = max((heights[v] for v in row), default=0.0)
         y_of_row.append(acc + h / 2)
         acc += h + _GAP_Y
-    left = min((x[v] - widths[v] / 2 for v in x), default=0.0)
-    right = max((x[v] + widths[v] / 2 for v in x), default=0.0)
-    shift = _MARGIN - left
-    pos = [(x[v] + shift, y_of_row[layer[v]]) for v in range(len(widths))]
-    routes = []
-    for chain in chains:
-        u, v = chain[0], chain[-1]
-        pts = [(pos[u][0], pos[u][1] + heights[u] / 2)]
-        pts += [pos[d] for d in chain[1:-1]]
-        pts.append((pos[v][0], pos[v][1] - heights[v] / 2))
-        routes.append(tuple(pts))
-    return Layout(tuple(pos[:n]), tuple(routes), right - left + 2 * _MARGIN,
-                  max(acc - _GAP_Y + _MARGIN, 2 * _MARGIN))
+    return y_of_row, acc
+
+
+def _route(chain: list[int], pos: list[tuple], heights: list[float]) -> tuple:
+    """An edge's points: from the bottom of its first box through its dummies to the top
+    of its last."""
+    u, v = chain[0], chain[-1]
+    return ((pos[u][0], pos[u][1] + heights[u] / 2), *(pos[d] for d in chain[1:-1]),
+            (pos[v][0], pos[v][1] - heights[v] / 2))
 
 
 # -- SVG -----------------------------------------------------------------------------
@@ -417,6 +438,13 @@ def legend_items(items: Sequence[tuple[str, str, str]]) -> tuple[float, str]:
     return 24.0, f'<g data-width="{_num(x)}">' + "".join(parts) + "</g>"
 
 
+def legend_note(text: str) -> tuple[float, str]:
+    """A line of small grey text below a drawing: ``(height, markup)``."""
+    width = len(text) * 6.0
+    return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
+                  f'fill="#666666">{html.escape(text)}</text>')
+
+
 # -- colours for gradient norms -------------------------------------------------------
 
 # A sequential scale, pale yellow (small) to dark blue (large), evenly spaced in
@@ -510,23 +538,7 @@ def condense_members(kinds: Sequence[str], edges: Sequence[tuple], special: Sequ
     keys: list[dict] = [{} for _ in range(depth)]
     for v in range(n):
         keys[layer[v]].setdefault((kinds[v], special[v]), []).append(v)
-    sigs = [tuple(sorted((k, len(vs)) for k, vs in row.items())) for row in keys]
-    # Which layers to keep, and where the repeat groups go.
-    kept: list[int | tuple] = []
-    hidden = 0
-    lay = 0
-    while lay < depth:
-        p, k = _period(sigs, lay)
-        if k >= 3:
-            kept += list(range(lay, lay + p))
-            kept.append(("repeat", p, k - 2, lay + p, lay + (k - 1) * p))
-            kept += list(range(lay + (k - 1) * p, lay + k * p))
-            hidden += sum(len(vs) for row in keys[lay + p:lay + (k - 1) * p]
-                          for vs in row.values())
-            lay += k * p
-        else:
-            kept.append(lay)
-            lay += 1
+    kept, hidden = _kept_layers(keys)
     groups: list[tuple[str, int, bool]] = []
     group_of = [-1] * n
     repeat_of_layer: dict[int, int] = {}
@@ -548,6 +560,39 @@ def condense_members(kinds: Sequence[str], edges: Sequence[tuple], special: Sequ
     out_edges = sorted({(group_of[e[0]], group_of[e[1]]) for e in edges
                         if group_of[e[0]] != group_of[e[1]]})
     return groups, out_edges, hidden, group_of
+
+
+def commonest(kinds: Sequence[str]) -> list[tuple[str, int]]:
+    """``(kind, count)`` of each kind, the commonest first (ties by name): a summary card's
+    rows.
+
+    >>> commonest(["sin", "mul", "sin", "add"])
+    [('sin', 2), ('add', 1), ('mul', 1)]
+    """
+    return sorted(collections.Counter(kinds).items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _kept_layers(keys: list[dict]) -> tuple[list[int | tuple], int]:
+    """Which layers a condensed drawing keeps, with a ``("repeat", p, reps, lo, hi)`` item
+    where the copies ``lo:hi`` of a block of ``p`` layers repeating three times or more
+    are hidden, and how many nodes those hide.  ``keys[layer]`` groups a layer's nodes."""
+    sigs = [tuple(sorted((k, len(vs)) for k, vs in row.items())) for row in keys]
+    kept: list[int | tuple] = []
+    hidden = 0
+    lay = 0
+    while lay < len(keys):
+        p, k = _period(sigs, lay)
+        if k >= 3:
+            kept += list(range(lay, lay + p))
+            kept.append(("repeat", p, k - 2, lay + p, lay + (k - 1) * p))
+            kept += list(range(lay + (k - 1) * p, lay + k * p))
+            hidden += sum(len(vs) for row in keys[lay + p:lay + (k - 1) * p]
+                          for vs in row.values())
+            lay += k * p
+        else:
+            kept.append(lay)
+            lay += 1
+    return kept, hidden
 
 
 def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> str:
@@ -575,4 +620,5 @@ def summary_card(title: str, counts: Sequence[tuple[str, int]], note: str) -> st
     return "\n".join(out)
 
 
-__all__ = ["Box", "Layout", "condense", "condense_members", "layout", "render", "summary_card"]
+__all__ = ["Box", "Layout", "commonest", "condense", "condense_members", "layout", "legend_bar",
+           "legend_items", "legend_note", "render", "summary_card"]

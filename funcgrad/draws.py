@@ -40,6 +40,7 @@ import tempfile
 import threading
 import types
 import weakref
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy
@@ -350,7 +351,8 @@ _LEAVES = (numpy.ndarray, numpy.generic, str, bytes, int, float, complex, bool, 
            type, types.ModuleType, fnp_random._Drawing)
 _ITEMS = 1000  # items looked at in one container (a data set in a closure is not walked)
 _OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop",
-                   "funcgrad.forward", "funcgrad.nn", "funcgrad.replay"})
+                   "funcgrad.forward", "funcgrad.nn", "funcgrad.replay",
+                   "funcgrad.jacobians", "funcgrad.arguments"})
 
 
 def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:
@@ -368,56 +370,54 @@ def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:
     if isinstance(owner, _RNG_TYPES):
         found[id(owner)] = owner
         return
+    for o in _reached(obj, owner):
+        _collect(o, found, depth + 1, visited)
+
+
+def _reached(obj: Any, owner: Any) -> Iterable:
+    """What ``_collect`` looks into from ``obj`` (one level; lazily, in order)."""
     if isinstance(obj, (list, tuple, set, frozenset)):
-        for o in itertools.islice(obj, _ITEMS):
-            _collect(o, found, depth + 1, visited)
-        return
+        return itertools.islice(obj, _ITEMS)
     if isinstance(obj, dict):
-        for o in itertools.islice(obj.values(), _ITEMS):
-            _collect(o, found, depth + 1, visited)
-        return
+        return itertools.islice(obj.values(), _ITEMS)
     if isinstance(obj, functools.partial):
-        for o in (obj.func, *obj.args, *obj.keywords.values()):
-            _collect(o, found, depth + 1, visited)
-        return
+        return (obj.func, *obj.args, *obj.keywords.values())
     if isinstance(obj, types.MethodType):
-        _collect(obj.__func__, found, depth + 1, visited)
-        _collect(owner, found, depth + 1, visited)
+        return obj.__func__, owner
+    if isinstance(obj, types.FunctionType):
+        return _reached_by_function(obj)
+    return _reached_by_object(obj)
+
+
+def _reached_by_function(f: types.FunctionType) -> Iterator:
+    """Its closure; unless it is one of funcgrad's wrappers, also its defaults, the globals
+    its code names and the function it wraps."""
+    for cell in f.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        yield value
+    if f.__module__ in _OURS:
         return
-    code = getattr(obj, "__code__", None)
-    if isinstance(obj, types.FunctionType) and code is not None:
-        if obj.__module__ in _OURS:
-            for cell in obj.__closure__ or ():
-                try:
-                    _collect(cell.cell_contents, found, depth + 1, visited)
-                except ValueError:
-                    pass
-            return
-        for cell in obj.__closure__ or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            _collect(value, found, depth + 1, visited)
-        for value in obj.__defaults__ or ():
-            _collect(value, found, depth + 1, visited)
-        for value in (obj.__kwdefaults__ or {}).values():
-            _collect(value, found, depth + 1, visited)
-        glob = obj.__globals__
-        for name in _names(code):
-            if name in glob:
-                _collect(glob[name], found, depth + 1, visited)
-        wrapped = getattr(obj, "__wrapped__", None)
-        if wrapped is not None:
-            _collect(wrapped, found, depth + 1, visited)
-        return
+    yield from f.__defaults__ or ()
+    yield from (f.__kwdefaults__ or {}).values()
+    glob = f.__globals__
+    for name in _names(f.__code__):
+        if name in glob:
+            yield glob[name]
+    wrapped = getattr(f, "__wrapped__", None)
+    if wrapped is not None:
+        yield wrapped
+
+
+def _reached_by_object(obj: Any) -> Iterator:
     inner = getattr(obj, "fun", None)  # fg.replay's Replayed, combinators' wrappers
     if callable(inner):
-        _collect(inner, found, depth + 1, visited)
+        yield inner
     attrs = getattr(obj, "__dict__", None)
     if isinstance(attrs, dict):
-        for o in attrs.values():
-            _collect(o, found, depth + 1, visited)
+        yield from attrs.values()
 
 
 def _names(code: types.CodeType) -> set:

@@ -1,9 +1,11 @@
-"""Every error funcgrad raises (layer 0: stdlib only).
+"""Every error funcgrad raises (layer 0: stdlib, and attrs for one base class).
 
 Each class derives from :class:`FuncgradError` and, where one fits, from the
 builtin a caller would catch anyway (``ValueError``, ``TypeError``), so both
 ``except fg.FuncgradError`` and ``except ValueError`` work.
 """
+
+import attrs
 
 
 class FuncgradError(Exception):
@@ -200,3 +202,34 @@ class VmapFallbackWarning(UserWarning):
     >>> out.shape, caught[0].category.__name__
     ((3, 2), 'VmapFallbackWarning')
     """
+
+
+class MissingRuleError(FuncgradError, NotImplementedError):
+    """A primitive is differentiated with respect to an argument it has no rule for.
+
+    Also a ``NotImplementedError``; the message names the primitive and the argument.
+
+    >>> import numpy, funcgrad as fg
+    >>> shift = fg.primitive(lambda x: x + 1.0)                  # no rules yet
+    >>> fg.grad(lambda x: shift(x).sum())(numpy.ones(2))         # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    funcgrad.errors.MissingRuleError: primitive '<lambda>' has no derivative rule for argument 0...
+    """
+
+
+class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
+    """Setting or deleting an attribute of a Node (or a BackpropId): attrs' frozen
+    error (an AttributeError).
+
+    >>> import numpy, funcgrad as fg
+    >>> try:
+    ...     fg.require_grad(numpy.ones(2)).value = None
+    ... except fg.FrozenNodeError as exc:
+    ...     print(exc)
+    Node is immutable: cannot set 'value'
+    """
+
+    def __init__(self, message: str):
+        AttributeError.__init__(self, message)
+        self.msg = message

@@ -17,7 +17,7 @@ from typing import Any
 
 from .backprop import gradients, seed, walk
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     collector_paused,
@@ -80,7 +80,7 @@ def _forward(outputs, inputs, tangents, bp, targets) -> list:
     for n, t in zip(inputs, tangents, strict=True):
         tan[n.serial] = t if n.serial not in tan else tan[n.serial] + t
     with recording(bp, on=False):
-        live = _ACTIVE.get()
+        live = ACTIVE.get()
         for node in order:
             ps = parents[node.serial]
             if node.serial in targets or not ps:

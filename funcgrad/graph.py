@@ -37,7 +37,7 @@ import numpy
 from . import drawing, tree
 from . import numpy as fnp
 from .backprop import backprop, walk
-from .combinators import _trace
+from .combinators import trace_call
 from .errors import FuncgradStateError, FuncgradTypeError, FuncgradValueError
 from .node import DEFAULT_BACKPROP_ID, BackpropId, Node
 
@@ -176,14 +176,17 @@ class Graph:
         _, ids = self._program()
         return [ids[o.serial] for o in self.outputs if o.serial in ids]
 
+    def _marked_rows(self) -> Iterator[tuple[tuple, bool, bool]]:
+        """``(row, is an input, is an output)`` for each row of :meth:`_rows`."""
+        outs = set(self._output_ids())
+        n_inputs = len(dict.fromkeys(self.inputs))  # inputs come first in program order
+        for row in self._rows():
+            yield row, row[0] < n_inputs, row[0] in outs
+
     def __str__(self) -> str:
         table = [("id", "primitive", "shape", "dtype", "inputs")]
         table += [(f"%{k}", p, s, d, i) for k, _, p, s, d, i, _ in self._rows()]
-        widths = [max(len(row[c]) for row in table) for c in range(4)]
-        lines = [self._summary()]
-        for row in table:
-            cells = [cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)]
-            lines.append(("  " + "  ".join(cells) + "  " + row[4]).rstrip())
+        lines = [self._summary(), *_columns(table)]
         lines.append("  outputs: " + ", ".join(f"%{k}" for k in self._output_ids()))
         return "\n".join(lines)
 
@@ -203,8 +206,6 @@ class Graph:
           n0 -> n1;
         }
         """
-        outs = set(self._output_ids())
-        n_inputs = len(dict.fromkeys(self.inputs))  # inputs come first in program order
         lines = [
             f"digraph {_dot_str(name)} {{",
             "  rankdir=TB;",
@@ -214,11 +215,11 @@ class Graph:
             ),
         ]
         edges = []
-        for k, _, prim, shape, dtype, _, uses in self._rows():
+        for (k, _, prim, shape, dtype, _, uses), is_input, is_output in self._marked_rows():
             attrs_ = [f"label={_dot_str(f'%{k} {prim}' + chr(10) + f'{shape} {dtype}')}"]
-            if k < n_inputs:
+            if is_input:
                 attrs_.append('fillcolor="#dbe8f6"')
-            if k in outs:
+            if is_output:
                 attrs_.append("peripheries=2")
             lines.append(f"  n{k} [{', '.join(attrs_)}];")
             edges += [f"  n{u} -> n{k};" for u in uses]
@@ -229,12 +230,10 @@ class Graph:
     # -- drawings -----------------------------------------------------------
     def _boxes(self, looks: Callable[[int, Node], dict] | None = None) -> tuple[list, list]:
         """One :class:`drawing.Box` per node (program order) and the edges ``(user, used)``."""
-        outs = set(self._output_ids())
-        n_inputs = len(dict.fromkeys(self.inputs))
         boxes, edges = [], []
-        for k, node, prim, shape, dtype, _, uses in self._rows():
-            style: dict = {"fill": "#dbe8f6"} if k < n_inputs else {}
-            style["double"] = k in outs
+        for (k, node, prim, shape, dtype, _, uses), is_input, is_output in self._marked_rows():
+            style: dict = {"fill": "#dbe8f6"} if is_input else {}
+            style["double"] = is_output
             lines = [f"%{k} {prim}", f"{shape} {dtype}"]
             if looks is not None:
                 extra = looks(k, node)
@@ -254,39 +253,17 @@ class Graph:
         edges = [(u, r[0]) for r in rows for u in r[6]]
         groups, gedges, hidden, member = drawing.condense_members(kinds, edges, special)
         title = self._summary() if flow is None else _flow_title(flow)
-        if len(groups) > drawing.MAX_CONDENSED and flow is not None:
-            return drawing.summary_card(
-                title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
-                "too large to draw; str() lists every node's |grad|")
         if len(groups) > drawing.MAX_CONDENSED:
-            counts: dict[str, int] = {}
-            for k in kinds:
-                counts[k] = counts.get(k, 0) + 1
-            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
-            return drawing.summary_card(
-                title, ranked, f"too large to draw ({depth} layers); its commonest primitives:")
+            return _summary_card(title, kinds, edges, flow)
         nodes_of: list[list[Node]] = [[] for _ in groups]
         for v, gi in enumerate(member):
             nodes_of[gi].append(rows[v][1])
-        boxes = []
-        for (kind, count, sp), members in zip(groups, nodes_of, strict=True):
-            label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
-            if flow is not None:
-                worst = min((flow._measures()[n.serial] for n in members), key=_severity)
-                style = flow._look(*worst)
-                style["lines"] = [label, *style["lines"]]
-                boxes.append(drawing.Box(style.pop("lines"), double=sp and kind != "input",
-                                         **style))
-            elif kind.startswith("repeated"):
-                boxes.append(drawing.Box([kind], fill="#f3f3f3", dashed=True))
-            else:
-                boxes.append(drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff",
-                                         double=sp and kind != "input"))
+        boxes = [_group_box(group, nodes, flow) for group, nodes in zip(groups, nodes_of,
+                                                                        strict=True)]
         note = (f"condensed: nodes of one layer and primitive drawn as one box"
                 f"{f', {hidden} nodes in repeated layers hidden' if hidden else ''}"
                 f"{'; each box shows its worst gradient' if flow is not None else ''}")
-        legend = [_note(note)] if flow is None else [*flow._legend(), _note(note)]
+        legend = [*(flow._legend() if flow is not None else ()), drawing.legend_note(note)]
         return drawing.render(boxes, gedges, title=title, legend=legend)
 
     def to_svg(self, engine: str | None = None) -> str:
@@ -313,12 +290,19 @@ class Graph:
             svg = _graphviz_svg(self.to_dot(), engine == "dot")
             if svg is not None:
                 return svg
+        return self._own_svg()
+
+    def _own_svg(self, flow: GradientFlow | None = None) -> str:
+        """funcgrad's drawing, node by node, or condensed when that is too large; with
+        ``flow``, of its gradients."""
         if len(self.nodes) > drawing.MAX_NODES:
-            return self._condensed_svg()
-        boxes, edges = self._boxes()
+            return self._condensed_svg(flow)
+        boxes, edges = self._boxes(None if flow is None else flow._looks)
         if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
-            return self._condensed_svg()
-        return drawing.render(boxes, edges, title=self._summary())
+            return self._condensed_svg(flow)
+        if flow is None:
+            return drawing.render(boxes, edges, title=self._summary())
+        return drawing.render(boxes, edges, title=_flow_title(flow), legend=flow._legend())
 
     def with_gradients(self, grad_outputs: Sequence | None = None) -> GradientFlow:
         """The graph with the gradient of every node, from one backward fold.
@@ -380,11 +364,39 @@ class Graph:
         return {"text/plain": repr(self), "text/html": self._html(svg), "image/svg+xml": svg}
 
 
-def _note(text: str) -> tuple[float, str]:
-    """A line of small grey text below a drawing (a legend entry for :func:`drawing.render`)."""
-    width = len(text) * 6.0
-    return 20.0, (f'<text data-width="{width:.0f}" x="0" y="12" font-size="10" '
-                  f'fill="#666666">{html.escape(text)}</text>')
+def _summary_card(title: str, kinds: list[str], edges: list[tuple],
+                  flow: GradientFlow | None) -> str:
+    """The card drawn for a graph too large even condensed: the count of each gradient
+    status with ``flow``, else the commonest primitives."""
+    if flow is not None:
+        return drawing.summary_card(
+            title, [(f"{s} gradients", n) for s, n in flow._counts().items()],
+            "too large to draw; str() lists every node's |grad|")
+    depth = max(drawing.layers_of(len(kinds), edges), default=-1) + 1
+    return drawing.summary_card(title, drawing.commonest(kinds),
+                                f"too large to draw ({depth} layers); its commonest primitives:")
+
+
+def _group_box(group: tuple[str, int, bool], nodes: list[Node],
+               flow: GradientFlow | None) -> drawing.Box:
+    """The box of one group of a condensed drawing (with ``flow``, by its worst gradient)."""
+    kind, count, special = group
+    label = kind if count == 1 or kind.startswith("repeated") else f"{kind} \u00d7{count}"
+    double = special and kind != "input"
+    if flow is not None:
+        worst = min((flow._measures()[n.serial] for n in nodes), key=_severity)
+        style = flow._look(*worst)
+        return drawing.Box([label, *style.pop("lines")], double=double, **style)
+    if kind.startswith("repeated"):
+        return drawing.Box([kind], fill="#f3f3f3", dashed=True)
+    return drawing.Box([label], fill="#dbe8f6" if kind == "input" else "#ffffff", double=double)
+
+
+def _columns(table: list[tuple[str, ...]]) -> list[str]:
+    """Rows of cells as indented lines, each column but the last padded to its widest."""
+    widths = [max(len(row[c]) for row in table) for c in range(len(table[0]) - 1)]
+    return [("  " + "  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True))
+             + "  " + row[-1]).rstrip() for row in table]
 
 
 def _graphviz_svg(dot: str, required: bool) -> str | None:
@@ -500,12 +512,8 @@ class GradientFlow:
         rows = [("id", "primitive", "shape", "|grad|")]
         for k, node, prim, shape, _, _, _ in self.graph._rows():
             rows.append((f"%{k}", prim, shape, _norm_text(*self._measures()[node.serial])))
-        widths = [max(len(r[c]) for r in rows) for c in range(3)]
-        lines = ["Gradient" + self.graph._summary().replace("Graph", "Flow", 1)]
-        for r in rows:
-            lines.append(("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True))
-                          + "  " + r[3]).rstrip())
-        return "\n".join(lines)
+        title = "Gradient" + self.graph._summary().replace("Graph", "Flow", 1)
+        return "\n".join([title, *_columns(rows)])
 
     def _looks(self, k: int, node: Node) -> dict:
         return self._look(*self._measures()[node.serial])
@@ -535,13 +543,7 @@ class GradientFlow:
         >>> "|g| Inf" in flow.to_svg()
         True
         """
-        graph = self.graph
-        if len(graph.nodes) > drawing.MAX_NODES:
-            return graph._condensed_svg(self)
-        boxes, edges = graph._boxes(self._looks)
-        if drawing.points(len(boxes), edges) > drawing.MAX_POINTS:
-            return graph._condensed_svg(self)
-        return drawing.render(boxes, edges, title=repr(self)[1:-1], legend=self._legend())
+        return self.graph._own_svg(self)
 
     def _legend(self) -> list:
         low, high = self._scale()
@@ -615,7 +617,7 @@ def trace(fun: Callable, *args: Any) -> Graph:
     >>> len(fg.trace(lambda x, y: x[y], numpy.ones(3), labels).inputs)
     1
     """
-    bp, leaves, _, out, _ = _trace(fun, args, "trace", data=True)
+    bp, leaves, _, out, _ = trace_call(fun, args, "trace", data=True)
     outputs = [o for o in tree.flatten(out)[0] if type(o) is Node and bp in o.graphs]
     return Graph.of(outputs, [v for v in leaves if type(v) is Node], bp)
 

@@ -20,16 +20,16 @@ import time
 from contextvars import ContextVar
 from typing import Any
 
+from .context import Block, ContextStack
 from .errors import FuncgradTypeError, describe
-from .node import Block, ContextStack
 
-_HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
+HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
 _DEBUG_NANS: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
-_HOOK_BLOCKS = ContextStack(_HOOKS)
+_HOOK_BLOCKS = ContextStack(HOOKS)
 _NAN_BLOCKS = ContextStack(_DEBUG_NANS)
 # Set by fg.replay while it traces: a list told of every fold that runs hooks,
 # which a plan cannot replay (the function then runs eagerly).
-_HOOK_WATCH: ContextVar[list | None] = ContextVar("funcgrad_hook_watch", default=None)
+HOOK_WATCH: ContextVar[list | None] = ContextVar("funcgrad_hook_watch", default=None)
 
 
 class BackwardHook:
@@ -91,6 +91,7 @@ class hooks(Block):
     """
 
     __slots__ = ("hooks",)
+    stack = _HOOK_BLOCKS
 
     def __init__(self, *hs: BackwardHook):
         self.hooks = _check_hooks(hs)
@@ -98,18 +99,15 @@ class hooks(Block):
     def change(self, active: tuple) -> tuple:
         return active + self.hooks
 
-    def __enter__(self) -> None:
-        _HOOK_BLOCKS.enter(self)
-
-    def __exit__(self, *exc: object) -> None:
-        _HOOK_BLOCKS.exit(self, "a fg.hooks block")
+    def describe(self) -> str:
+        return "a fg.hooks block"
 
 
 def active_hooks(local: Any = ()) -> tuple:
     """The hooks of the context, then ``local`` ones."""
-    found = _HOOKS.get() + (_check_hooks(local) if local else ())
+    found = HOOKS.get() + (_check_hooks(local) if local else ())
     if found:
-        watch = _HOOK_WATCH.get()
+        watch = HOOK_WATCH.get()
         if watch is not None:
             watch.append(found)
     return found
@@ -129,6 +127,7 @@ class debug_nans(Block):
     """
 
     __slots__ = ("enabled",)
+    stack = _NAN_BLOCKS
 
     def __init__(self, enabled: bool = True):
         self.enabled = bool(enabled)
@@ -136,11 +135,8 @@ class debug_nans(Block):
     def change(self, _: bool) -> bool:
         return self.enabled
 
-    def __enter__(self) -> None:
-        _NAN_BLOCKS.enter(self)
-
-    def __exit__(self, *exc: object) -> None:
-        _NAN_BLOCKS.exit(self, "a fg.debug_nans block")
+    def describe(self) -> str:
+        return "a fg.debug_nans block"
 
 
 def debugging_nans() -> bool:

@@ -28,8 +28,7 @@ array(0.25)
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -38,11 +37,12 @@ from . import tree
 from .backprop import check_like, gradients
 from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
+from .context import unrecorded
 from .custom import _ITEM, Bundle, _boundary, _leaves_on, _Program
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
-    _ACTIVE,
+    ACTIVE,
     BackpropId,
     Node,
     float_array,
@@ -55,18 +55,9 @@ from .numpy import negative, subtract, zeros_like
 from .primitive import Primitive, bind
 
 
-@contextlib.contextmanager
-def _unrecorded() -> Iterator[None]:
-    """Record on no graph in the block: a solver's steps are computed, not recorded."""
-    with contextlib.ExitStack() as stack:
-        for bp in _ACTIVE.get():
-            stack.enter_context(recording(bp, on=False))
-        yield
-
-
 def _live(v: Any) -> bool:
     """Whether ``v`` is a Node on a graph that records here: something to differentiate."""
-    return type(v) is Node and not v.graphs.isdisjoint(_ACTIVE.get())
+    return type(v) is Node and not v.graphs.isdisjoint(ACTIVE.get())
 
 
 def _raw(v: Any, where: str) -> Any:
@@ -97,6 +88,25 @@ def _solution(name: str, what: str, treedef: Any, like: list, sol: Any) -> list:
             )
         out.append(x)
     return out
+
+
+def _solved(name: str, what: str, fun: Callable, fun_name: str, solve: Callable,
+            treedef: Any, raw: list, has_aux: bool) -> tuple[list, Any, _Converted]:
+    """``solve(fun, raw)`` run on no graph: the solution's leaves (checked against
+    ``raw``, ``what``'s), its aux (cut from every graph) and ``fun`` closure-converted at
+    the solution."""
+    with unrecorded():
+        sol = solve(fun, tree.unflatten(treedef, raw))
+    aux = None
+    if has_aux:
+        sol, aux = sol
+        aux = stop_gradient(aux)
+    x = _solution(name, what, treedef, raw, sol)
+    return x, aux, _Converted(fun, x, treedef, name, fun_name)
+
+
+def _with_aux(out: Any, aux: Any, has_aux: bool) -> Any:
+    return (out, aux) if has_aux else out
 
 
 class _Converted:
@@ -134,6 +144,14 @@ class _Converted:
         self.made = made
         self.constants = [None if type(o) is Node else o for o in out_leaves]
         self.n = len(xs)
+
+    def at(self, bp: BackpropId, xs: list, params: list, positions: list) -> tuple:
+        """``(x leaves, params, outputs)``: leaves of ``bp`` for ``xs`` and for the
+        ``params`` at ``positions``, and ``fun`` replayed on them."""
+        with recording(bp):
+            xl = [require_grad(v, bp) for v in xs]
+            pl = _leaves_on(bp, params, positions)
+            return xl, pl, self.run(xl, pl)
 
     def run(self, xs: list, params: list) -> list:
         """The output leaves of ``fun`` replayed with ``xs`` and ``params`` as inputs."""
@@ -205,6 +223,19 @@ def _jvp_leaves(outs: list, wrt: list, tangents: list, bp: BackpropId) -> list:
     return result
 
 
+def _transposed(name: str, solve: Callable, transpose_solve: Callable | None,
+                symmetric: bool) -> tuple[Callable, Callable]:
+    """The solves of the transposed system and of the system again, for reverse mode."""
+    if symmetric:
+        return solve, solve
+    if transpose_solve is None:
+        raise FuncgradError(
+            f"{name}: reverse mode needs transpose_solve (the solve of the transposed "
+            "system), or symmetric=True when matvec is symmetric"
+        )
+    return transpose_solve, solve
+
+
 def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
                         transpose_solve: Callable | None = None, symmetric: bool = False,
                         has_aux: bool = False) -> Any:
@@ -243,43 +274,17 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     b_leaves, b_def = tree.flatten(b)
     b_raw = [_raw(v, f"{name}: b leaf {k}") for k, v in enumerate(b_leaves)]
     b_leaves = [v if type(v) is Node else r for v, r in zip(b_leaves, b_raw, strict=True)]
-    with _unrecorded():
-        sol = solve(matvec, tree.unflatten(b_def, b_raw))
-    aux = None
-    if has_aux:
-        sol, aux = sol
-        aux = stop_gradient(aux)
-    x = _solution(name, "b", b_def, b_raw, sol)
-    conv = _Converted(matvec, x, b_def, name, "matvec")
+    x, aux, conv = _solved(name, "b", matvec, "matvec", solve, b_def, b_raw, has_aux)
     inputs = b_leaves + conv.params
     if not any(_live(v) for v in inputs):
-        out = tree.unflatten(b_def, x)
-        return (out, aux) if has_aux else out
+        return _with_aux(tree.unflatten(b_def, x), aux, has_aux)
     nb = len(b_leaves)
 
-    def transposed() -> tuple:
-        if symmetric:
-            return solve, solve
-        if transpose_solve is None:
-            raise FuncgradError(
-                f"{name}: reverse mode needs transpose_solve (the solve of the transposed "
-                "system), or symmetric=True when matvec is symmetric"
-            )
-        return transpose_solve, solve
-
-    def at(xs, args, positions, bp):
-        """Leaves on ``bp`` for ``x`` and the parameters at ``positions``; ``A x`` on them."""
-        ps = args[nb:]
-        with recording(bp):
-            xl = [require_grad(v, bp) for v in xs]
-            pl = _leaves_on(bp, ps, [i - nb for i in positions if i >= nb])
-            outs = conv.run(xl, pl)
-        return xl, pl, outs
-
     def vjp(gs, xs, args, positions):
-        fwd_solve, back_solve = transposed()
+        fwd_solve, back_solve = _transposed(name, solve, transpose_solve, symmetric)
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, positions, bp)
+        wanted = [i - nb for i in positions if i >= nb]  # the parameters'
+        xl, pl, outs = conv.at(bp, xs, args[nb:], wanted)
         gs = _fill(gs, xs)
 
         def vecmat(w):
@@ -289,16 +294,14 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
         lam = custom_linear_solve(vecmat, tree.unflatten(b_def, gs), fwd_solve, back_solve,
                                   symmetric, has_aux)
         lam = tree.flatten_up_to(b_def, lam[0] if has_aux else lam)
-        wanted = [i - nb for i in positions if i >= nb]
         dp = _fill(_vjp_leaves(outs, lam, [pl[j] for j in wanted], bp),
                    [pl[j] for j in wanted])
         by_param = dict(zip(wanted, dp, strict=True))
         return [lam[i] if i < nb else negative(by_param[i - nb]) for i in positions]
 
     def jvp(pairs, xs, args):
-        positions = [i for i, _ in pairs]
         bp = BackpropId(name)
-        _, pl, outs = at(xs, args, positions, bp)
+        _, pl, outs = conv.at(bp, xs, args[nb:], [i - nb for i, _ in pairs if i >= nb])
         rhs = [None] * nb
         for i, t in pairs:
             if i < nb:
@@ -314,8 +317,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
                                  symmetric, has_aux)
         return tree.flatten_up_to(b_def, dx[0] if has_aux else dx)
 
-    out = tree.unflatten(b_def, _record(name, inputs, x, vjp, jvp))
-    return (out, aux) if has_aux else out
+    return _with_aux(tree.unflatten(b_def, _record(name, inputs, x, vjp, jvp)), aux, has_aux)
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable,
@@ -355,28 +357,13 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     refuse_under_outer_graph(name)
     g_leaves, g_def = tree.flatten(initial_guess)
     guess = [_raw(v, f"{name}: initial_guess leaf {k}") for k, v in enumerate(g_leaves)]
-    with _unrecorded():
-        sol = solve(f, tree.unflatten(g_def, guess))
-    aux = None
-    if has_aux:
-        sol, aux = sol
-        aux = stop_gradient(aux)
-    x = _solution(name, "initial_guess", g_def, guess, sol)
-    conv = _Converted(f, x, g_def, name, "f")
+    x, aux, conv = _solved(name, "initial_guess", f, "f", solve, g_def, guess, has_aux)
     if not any(_live(v) for v in conv.params):
-        out = tree.unflatten(g_def, x)
-        return (out, aux) if has_aux else out
-
-    def at(xs, args, positions, bp):
-        with recording(bp):
-            xl = [require_grad(v, bp) for v in xs]
-            pl = _leaves_on(bp, args, positions)
-            outs = conv.run(xl, pl)
-        return xl, pl, outs
+        return _with_aux(tree.unflatten(g_def, x), aux, has_aux)
 
     def vjp(gs, xs, args, positions):
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, positions, bp)
+        xl, pl, outs = conv.at(bp, xs, args, positions)
 
         def vecmat(w):  # (∂f/∂x)ᵀ w
             return tree.unflatten(g_def, _fill(_vjp_leaves(outs, tree.flatten_up_to(g_def, w),
@@ -390,7 +377,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
 
     def jvp(pairs, xs, args):
         bp = BackpropId(name)
-        xl, pl, outs = at(xs, args, [i for i, _ in pairs], bp)
+        xl, pl, outs = conv.at(bp, xs, args, [i for i, _ in pairs])
         rhs = _jvp_leaves(outs, [pl[i] for i, _ in pairs], [t for _, t in pairs], bp)
         if all(r is None for r in rhs):
             return [None] * len(xs)
@@ -404,8 +391,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
                                  tangent_solve)
         return tree.flatten_up_to(g_def, dx)
 
-    out = tree.unflatten(g_def, _record(name, conv.params, x, vjp, jvp))
-    return (out, aux) if has_aux else out
+    return _with_aux(tree.unflatten(g_def, _record(name, conv.params, x, vjp, jvp)), aux, has_aux)
 
 
 __all__ = ["custom_linear_solve", "custom_root"]

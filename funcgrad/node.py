@@ -1,8 +1,8 @@
-"""Nodes, graphs and their identities (layer 2).
+"""Nodes: the vertices of the graphs (layer 2).
 
 A :class:`Node` is one immutable vertex of a computation graph: a value, the
 primitive that made it, the arguments it was made from, and the set of graphs
-(:class:`BackpropId`) it belongs to.  One value can sit on several graphs at
+(:class:`~funcgrad.context.BackpropId`) it belongs to.  One value can sit on several graphs at
 once -- ChainerX's *multiple graphs* -- and a backward pass on one of them
 records its own arithmetic on all the others, which is what makes gradients
 differentiable again.
@@ -16,206 +16,53 @@ differentiable again.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
-import threading
-import weakref
-from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import Any
 
-import attrs
 import numpy
 
 from . import backend
+from .backend import float_array
+
+# Graph identities and the recording context live in funcgrad.context (layer 0);
+# node re-exports the names the layers above have always imported from it.
+from .context import (  # noqa: F401
+    ACTIVE,
+    DEFAULT_BACKPROP_ID,
+    BackpropId,
+    backprop_scope,
+    check_id,
+    collector_paused,
+    next_ordinal,
+    recording,
+    user_code,
+)
 from .errors import (
     BackpropError,
-    FuncgradError,
-    FuncgradStateError,
+    FrozenNodeError,
     FuncgradTypeError,
-    FuncgradValueError,
     NodeConversionError,
-    describe,
 )
 
-_ordinals = itertools.count(1)
 _serials = itertools.count()
 
 
-@attrs.frozen(eq=False, repr=False)
-class BackpropId:
-    """The identity of one graph.  Compared by identity; ``name`` is for messages.
-
-    >>> with backprop_scope('weights') as bp:
-    ...     bp.name
-    'weights'
-    """
-
-    name: str
-    ordinal: int = attrs.field(factory=lambda: next(_ordinals))
-
-    def __repr__(self) -> str:
-        return f"BackpropId({self.name!r})"
-
-    def __reduce__(self) -> str | tuple:
-        # The default graph is one object everywhere: it pickles by reference.  Any
-        # other id unpickles as a new graph of the same name (graphs are local).
-        if self is DEFAULT_BACKPROP_ID:
-            return "DEFAULT_BACKPROP_ID"
-        return BackpropId, (self.name,)
-
-
-DEFAULT_BACKPROP_ID = BackpropId("default", 0)
-
-
-def next_ordinal() -> int:
-    """The next place in the one order of graphs and vmap levels (their creation's)."""
-    return next(_ordinals)
-
-
-class Block:
-    """One block of a :class:`ContextStack`: what it changed, to undo it alone.
-
-    Subclasses say how the block changes the value (:meth:`change`).
-    """
-
-    # ``_depth``, not the stack tuple the block pushed: that tuple holds the block, and
-    # a cycle would leave every block (and its graph) to the cycle collector.
-    __slots__ = ("_before", "_below", "_depth", "_stack_token", "_value_token")
-
-    def change(self, value: Any) -> Any:
-        raise NotImplementedError
-
-
-class ContextStack:
-    """Context-local state changed by nested blocks that may be left in any order.
-
-    A ``ContextVar`` reset by token undoes a block correctly only when blocks
-    end in the order they began.  Interleaved generators, each inside its own
-    block across a ``yield``, or a misused ``ExitStack``, end them otherwise:
-    a plain reset would then bring back the state of a block already closed,
-    for good.  Here each block also goes on a stack; when it ends out of order
-    it is taken off the stack and the value is recomputed from the blocks still
-    open, so every block's change lasts exactly as long as the block.  Hot
-    paths read ``var`` as before; the usual, ordered exit is two resets.
-    """
-
-    __slots__ = ("blocks", "var")
-
-    def __init__(self, var: ContextVar):
-        self.var = var
-        self.blocks: ContextVar[tuple] = ContextVar(f"{var.name}_blocks", default=())
-
-    def enter(self, block: Block) -> None:
-        before = self.var.get()
-        below = self.blocks.get()
-        value = block.change(before)
-        pushed = below + (block,)
-        block._before, block._below, block._depth = before, below, len(pushed)
-        try:
-            block._stack_token = self.blocks.set(pushed)
-            block._value_token = self.var.set(value)
-        except BaseException:  # interrupted: the block never began, so undo it
-            self.blocks.set(below)
-            self.var.set(before)
-            raise
-
-    def exit(self, block: Block, what: str) -> None:
-        blocks = self.blocks.get()
-        # In order: every later block has ended (a block ended out of order shortens
-        # the stack, so the length and the top tell it from this block's own push).
-        if len(blocks) == block._depth and blocks[-1] is block:
-            try:
-                self.var.reset(block._value_token)
-                self.blocks.reset(block._stack_token)
-                return
-            except ValueError:  # entered in a copy of this context: undone below
-                pass
-            except BaseException:  # interrupted: the block has ended all the same
-                self.var.set(block._before)
-                self.blocks.set(block._below)
-                raise
-        if not any(b is block for b in blocks):
-            raise FuncgradStateError(
-                f"{what} ended twice, or in another thread or task than the one it began in"
-            )
-        rest = tuple(b for b in blocks if b is not block)
-        if rest and blocks[0] is block:  # the first block open: the next one starts there
-            rest[0]._before = block._before
-        value = rest[0]._before if rest else block._before
-        for b in rest:
-            value = b.change(value)
-        try:
-            self.blocks.set(rest)
-            self.var.set(value)
-        except BaseException:
-            self.blocks.set(rest)
-            self.var.set(value)
-            raise
-
-
-# The graphs new nodes are recorded on: the default graph, every open
-# backprop_scope and every running combinator -- less the graph a fold is
-# running on (unless double backprop is asked for).  A finished call's graph
-# drops out, so values it leaves behind are plain constants to everyone else.
-# Context-local: threads and asyncio tasks never see each other's graphs.
-_ACTIVE: ContextVar[frozenset] = ContextVar(
-    "funcgrad_active_graphs", default=frozenset((DEFAULT_BACKPROP_ID,))
-)
-_RECORDING = ContextStack(_ACTIVE)
-# Graphs whose backprop_scope has ended: they take no new leaf, even where a
-# copy of the context (an asyncio task made inside the block) still lists them.
-_CLOSED: weakref.WeakSet = weakref.WeakSet()
-
-
-class recording(Block):
-    """Within the block, record (or with ``on=False``, stop recording) on ``backprop_id``."""
-
-    __slots__ = ("backprop_id", "on")
-
-    def __init__(self, backprop_id: BackpropId, on: bool = True):
-        self.backprop_id = backprop_id
-        self.on = on
-
-    def change(self, active: frozenset) -> frozenset:
-        bp = self.backprop_id
-        return active | {bp} if self.on else active - {bp}
-
-    def __enter__(self) -> None:
-        _RECORDING.enter(self)
-
-    def __exit__(self, *exc: object) -> None:
-        _RECORDING.exit(self, f"recording on graph {self.backprop_id.name!r}")
-
-
-@contextlib.contextmanager
-def backprop_scope(name: str) -> Iterator[BackpropId]:
-    """Yield a fresh :class:`BackpropId` named ``name``, recorded on inside the block.
-
-    Once the block has ended, the graph takes no new leaf.
-
-    >>> with backprop_scope('bp_x') as bp_x:
-    ...     x = require_grad(numpy.ones(2), bp_x)
-    ...     is_grad_required(x, bp_x), is_grad_required(x)
-    (True, False)
-    """
-    if not isinstance(name, str):
-        raise FuncgradTypeError(f"backprop_scope name must be a str, got {type(name).__name__}")
-    bp = BackpropId(name)
-    try:
-        with recording(bp):
-            yield bp
-    finally:
-        _CLOSED.add(bp)
-
-
-def _conversion_error(node: Node, what: str) -> NodeConversionError:
+def conversion_error(node: Node, what: str) -> NodeConversionError:
+    """The error for a Node converted to ``what`` (a Python float, an index...) by accident."""
     return NodeConversionError(
         f"cannot convert a funcgrad Node (shape {node.shape}, dtype {node.dtype}) to {what} "
         "inside a differentiated function: read its value with fg.value_of(x) (no gradient "
         "flows through it), or keep differentiating with funcgrad.numpy (fnp) functions"
     )
+
+
+def _refusal(what: str):
+    """A conversion method of Node that refuses: Nodes never become Python values."""
+
+    def convert(self):
+        raise conversion_error(self, what)
+
+    return convert
 
 
 def _summary(value: Any, width: int = 60) -> str:
@@ -227,22 +74,6 @@ def _summary(value: Any, width: int = 60) -> str:
         text = repr(value)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
-
-
-class FrozenNodeError(FuncgradError, attrs.exceptions.FrozenInstanceError):
-    """Setting or deleting an attribute of a Node: attrs' frozen error (an AttributeError).
-
-    >>> import numpy, funcgrad as fg
-    >>> try:
-    ...     fg.require_grad(numpy.ones(2)).value = None
-    ... except fg.FrozenNodeError as exc:
-    ...     print(exc)
-    Node is immutable: cannot set 'value'
-    """
-
-    def __init__(self, message: str):
-        AttributeError.__init__(self, message)
-        self.msg = message
 
 
 class _NodeSlots:
@@ -358,24 +189,15 @@ class Node(_NodeSlots):
                 f"value={_summary(self.value)})")
 
     # -- accidental conversions are loud ----------------------------------
-    def __float__(self):
-        raise _conversion_error(self, "a Python float")
-
-    def __int__(self):
-        raise _conversion_error(self, "a Python int")
-
-    def __index__(self):
-        raise _conversion_error(self, "an index")
-
-    def __complex__(self):
-        raise _conversion_error(self, "a Python complex")
-
-    def __bool__(self):
-        raise _conversion_error(self, "a truth value (if/while/and/or)")
+    __float__ = _refusal("a Python float")
+    __int__ = _refusal("a Python int")
+    __index__ = _refusal("an index")
+    __complex__ = _refusal("a Python complex")
+    __bool__ = _refusal("a truth value (if/while/and/or)")
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d Node")
+            raise FuncgradTypeError("len() of a 0-d Node")
         return self.shape[0]
 
 
@@ -440,20 +262,9 @@ def to_device(x: Any, device: str) -> Any:
     return backend.to_device(value_of(x), device)
 
 
-def _check_id(backprop_id: Any) -> BackpropId:
-    if backprop_id is None:
-        return DEFAULT_BACKPROP_ID
-    if not isinstance(backprop_id, BackpropId):
-        raise FuncgradTypeError(
-            f"backprop_id must be a BackpropId (from fg.backprop_scope), "
-            f"got {type(backprop_id).__name__}"
-        )
-    return backprop_id
-
-
 # fg.vmap's: a Node a new graph takes as a leaf inside a vmap newer than the Node's
 # graphs becomes a constant of that vmap first, so that levels and graphs stay nested.
-_LIFT: list = []
+LIFT: list = []
 
 
 def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
@@ -466,14 +277,14 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     >>> x.rank, x.primitive is None
     (0, True)
     """
-    bp = _check_id(backprop_id)
-    if bp not in _ACTIVE.get() or bp in _CLOSED:
+    bp = backprop_id if type(backprop_id) is BackpropId else check_id(backprop_id)
+    if bp not in ACTIVE.get() or bp.closed:
         raise BackpropError(
             f"graph {bp.name!r} is not open here: use its BackpropId inside its "
             "backprop_scope block"
         )
-    if type(x) is Node and _LIFT:  # inside a vmap newer than x's graphs: x is its constant
-        x = _LIFT[0](x)
+    if type(x) is Node and LIFT:  # inside a vmap newer than x's graphs: x is its constant
+        x = LIFT[0](x)
     if type(x) is Node:
         if bp in x.graphs:
             raise BackpropError(f"this Node already requires grad on graph {bp.name!r}")
@@ -506,22 +317,6 @@ def require_grad(x: Any, backprop_id: BackpropId | None = None) -> Node:
     return make_node(x, frozenset((bp,)), None, (), None, 0)
 
 
-def float_array(x: float, where: str) -> numpy.ndarray:
-    """The Python number ``x`` as a float64 0-d array; ``ValueError`` if it cannot be one.
-
-    >>> float_array(2, 'grad')
-    array(2.)
-    """
-    if type(x) in backend.WEAK_TYPES:  # a traced Python float (fg.replay): recorded
-        return backend.namespace(x).asarray(x, dtype=numpy.float64)
-    try:
-        return numpy.asarray(x, dtype=numpy.float64)
-    except OverflowError:
-        raise FuncgradValueError(
-            f"{where}: the Python int {describe(x)} is too large for a float64"
-        ) from None
-
-
 def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
     """Whether ``node`` is on the graph ``backprop_id`` (the default graph if None).
 
@@ -532,7 +327,7 @@ def is_grad_required(node: Any, backprop_id: BackpropId | None = None) -> bool:
     ...     is_grad_required(x, bp), is_grad_required(x * 2.0, bp), is_grad_required(x)
     (True, True, False)
     """
-    bp = _check_id(backprop_id)
+    bp = check_id(backprop_id)
     return type(node) is Node and bp in node.graphs
 
 
@@ -562,120 +357,3 @@ class PassThrough:
 
 
 _JOIN = PassThrough("require_grad")
-
-
-# -- the cycle collector --------------------------------------------------------
-# The folds make no reference cycles, so the collector has nothing to find in
-# them; left running, it would traverse the whole live graph again and again
-# while a fold records a graph of its own (double backprop, forward mode).  So
-# a fold pauses it -- but only for its own loop: user code that a fold calls
-# (hooks, rules of user primitives, custom_vjp and checkpoint functions) runs
-# with the collector as the user left it, and a change the user makes there
-# (gc.disable()) is the state restored when the last fold ends.  The traced
-# function itself never runs paused.  The collector is one per process, so the
-# bookkeeping is too: folds of every thread are counted under one lock, and the
-# collector is off only while some fold runs outside user code.
-
-
-class _Collector:
-    __slots__ = ("busy", "user", "wanted")
-
-    def __init__(self) -> None:
-        self.busy = 0  # threads running a fold now
-        self.user = 0  # of which, inside user code now (innermost)
-        self.wanted = True  # the user's setting: collector on when no fold runs
-
-
-_COLLECTOR = _Collector()
-_COLLECTOR_LOCK = threading.Lock()
-_THREAD = threading.local()  # .stack: per thread, True for user code, False for a fold
-
-
-# Signals: a KeyboardInterrupt is raised only where the interpreter checks for
-# one -- after a call or on entering a Python function, never between plain
-# attribute and arithmetic steps.  So each transition makes its calls first,
-# changes the counts in steps that call nothing, then switches the collector;
-# interrupted there, an entry is undone and an exit completed.
-
-
-def _switch(c: _Collector) -> None:
-    if c.busy and not c.user:
-        gc.disable()
-    elif c.wanted:  # user code runs, or the last fold is over
-        gc.enable()
-
-
-def _push(user: bool) -> None:
-    stack = getattr(_THREAD, "stack", None)
-    if stack is None:
-        stack = _THREAD.stack = []
-    c = _COLLECTOR
-    with _COLLECTOR_LOCK:
-        enabled = gc.isenabled()
-        depth = len(stack)
-        saved = (c.busy, c.user, c.wanted)
-        try:
-            if not depth:
-                if not c.busy:
-                    c.wanted = enabled
-                c.busy += 1
-            elif stack[-1]:
-                c.user -= 1
-            stack += [user]
-            if user:
-                c.user += 1
-            _switch(c)
-        except BaseException:  # interrupted: the block never began, so undo it
-            c.busy, c.user, c.wanted = saved
-            del stack[depth:]
-            _switch(c)
-            raise
-
-
-def _pop() -> None:
-    stack = _THREAD.stack
-    c = _COLLECTOR
-    with _COLLECTOR_LOCK:
-        enabled = gc.isenabled()
-        if stack[-1]:
-            c.user -= 1
-            c.wanted = enabled  # what user code left is the user's setting
-        del stack[-1]
-        if stack:
-            if stack[-1]:
-                c.user += 1
-        else:
-            c.busy -= 1
-        try:
-            _switch(c)
-        except BaseException:  # interrupted: the block has ended all the same
-            _switch(c)
-            raise
-
-
-class collector_paused:
-    """Pause the cycle collector for a fold's own loop (see the comment above).
-
-    Re-entrant and thread-safe; on exit the collector is as the user last set
-    it, even if user code called ``gc.disable()`` or ``gc.enable()`` meanwhile.
-    """
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        _push(False)
-
-    def __exit__(self, *exc: object) -> None:
-        _pop()
-
-
-class user_code:
-    """Within a fold, a block of user code: the collector runs as the user left it."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        _push(True)
-
-    def __exit__(self, *exc: object) -> None:
-        _pop()

@@ -33,24 +33,10 @@ from typing import Any
 
 from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
-from .errors import FuncgradError, FuncgradTypeError
-from .node import _ACTIVE, Node, make_node, raw_args
+from .errors import FuncgradTypeError, MissingRuleError
+from .node import ACTIVE, Node, make_node, raw_args
 from .pickling import by_reference, importable_name
 from .translation import documented
-
-
-class MissingRuleError(FuncgradError, NotImplementedError):
-    """A primitive is differentiated with respect to an argument it has no rule for.
-
-    Also a ``NotImplementedError``; the message names the primitive and the argument.
-
-    >>> import numpy, funcgrad as fg
-    >>> shift = primitive(lambda x: x + 1.0)                     # no rules yet
-    >>> fg.grad(lambda x: shift(x).sum())(numpy.ones(2))         # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-      ...
-    funcgrad.primitive.MissingRuleError: primitive '<lambda>' has no derivative rule for argument 0...
-    """
 
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
@@ -165,7 +151,7 @@ class UnaryPrimitive(Primitive):
                 return failed(self, exc, (x,), kwargs)
         if t is Node and 0 in self.differentiable:
             graphs = x.graphs
-            active = _ACTIVE.get()
+            active = ACTIVE.get()
             if not graphs <= active:  # a graph is finished or folded (higher orders): x is
                 graphs = graphs & active  # on the others only, or a constant (bind's)
                 if not graphs:
@@ -207,7 +193,7 @@ class BinaryPrimitive(Primitive):
         else:
             return bind(self, (x, y), kwargs)
         graphs = node.graphs
-        if graphs <= _ACTIVE.get():
+        if graphs <= ACTIVE.get():
             v = node.value
             try:
                 if type(v) in NUMPY_TYPES:
@@ -226,7 +212,7 @@ class BinaryPrimitive(Primitive):
         graphs = x.graphs if x.graphs is y.graphs else x.graphs | y.graphs
         xv, yv, differentiable = x.value, y.value, self.differentiable
         if (type(xv) in NUMPY_TYPES and type(yv) in NUMPY_TYPES and 0 in differentiable
-                and 1 in differentiable and graphs <= _ACTIVE.get()):
+                and 1 in differentiable and graphs <= ACTIVE.get()):
             try:
                 value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
             except Exception as exc:  # noqa: BLE001
@@ -277,7 +263,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         return failed(prim, exc, args, kwargs, graphs)
     if graphs is None:  # no Node: nothing to record
         return value
-    active = _ACTIVE.get()
+    active = ACTIVE.get()
     if graphs <= active and not ruleless:
         return make_node(value, graphs, prim, args, kwargs or None, rank)
     return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank, ruleless)

@@ -119,7 +119,7 @@ class _Digest(bytes):
 
 def _host_fingerprint(a: Any) -> Any:
     """The fingerprint of an array of another namespace (through the host), or None."""
-    entry = backend._lookup(type(a))
+    entry = backend.lookup(type(a))
     if entry is None or entry.lazy or entry.to_host is None:
         return None  # lazy (Dask) arrays are immutable: their identity is enough
     host = numpy.ascontiguousarray(entry.to_host(a))
@@ -237,46 +237,57 @@ class _Walk:
     # -- values ----------------------------------------------------------------------
     def value(self, v: Any, depth: int, where: str) -> None:
         t = type(v)
-        if t in _SCALARS or depth > MAX_DEPTH:
-            return
-        if id(v) in self.seen:
+        if t in _SCALARS or depth > MAX_DEPTH or id(v) in self.seen:
             return
         self.seen.add(id(v))
         self.keep.append(v)
-        if t is numpy.ndarray:
-            self.world.arrays.append((v, v.shape, v.dtype, _fingerprint(v), where))
-            return
-        if t is Node or is_traced(v):
-            return  # immutable; a traced value kept by a side effect cannot be used later
-        if isinstance(v, (numpy.generic, *_RNG_TYPES)):
-            return  # immutable; generators are watched by the random-number checks
-        if backend._lookup(t) is not None:  # an array of another namespace
+        _VISITS.get(t, _Walk.other)(self, v, depth, where)
+
+    # One method per kind of value, looked up by exact type in _VISITS (below the
+    # class); every other type goes through `other`, which tests by isinstance.
+    def array(self, v: numpy.ndarray, depth: int, where: str) -> None:
+        self.world.arrays.append((v, v.shape, v.dtype, _fingerprint(v), where))
+
+    def leaf(self, v: Any, depth: int, where: str) -> None:
+        """Nothing to watch: immutable, or watched elsewhere."""
+
+    def method(self, v: types.MethodType, depth: int, where: str) -> None:
+        self.value(v.__func__, depth + 1, where)
+        self.value(v.__self__, depth + 1, f"{where}.__self__")
+
+    def partial(self, v: functools.partial, depth: int, where: str) -> None:
+        self.value(v.func, depth + 1, where)
+        for i, a in enumerate(v.args):
+            self.value(a, depth + 1, f"{where} argument {i}")
+        for k in v.keywords:
+            self.item(v.keywords, k, depth + 1, f"{where} keyword {k}")
+
+    def list_value(self, v: list, depth: int, where: str) -> None:
+        self.world.sizes.append((v, len(v), where))
+        for i in range(len(v)):
+            self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
+
+    def sequence(self, v: Any, depth: int, where: str) -> None:
+        """A tuple (a namedtuple too) or a frozenset: each item."""
+        for i, o in enumerate(v):
+            self.value(o, depth + 1, f"{where}[{i}]")
+
+    def dict_value(self, v: dict, depth: int, where: str) -> None:
+        self.world.sizes.append((v, len(v), where))
+        for k in list(v):
+            self.item(v, k, depth + 1, f"{where}[{k!r}]")
+
+    def other(self, v: Any, depth: int, where: str) -> None:
+        t = type(v)
+        if is_traced(v) or isinstance(v, (numpy.generic, *_RNG_TYPES)):
+            return  # immutable (a traced value kept by a side effect cannot be used later);
+            # generators are watched by the random-number checks
+        if backend.lookup(t) is not None:  # an array of another namespace
             fp = _host_fingerprint(v)
             if fp is not None:
                 self.world.foreign.append((v, fp, where))
-            return
-        if t is types.FunctionType:
-            self.function(v, depth)
-        elif t is types.MethodType:
-            self.value(v.__func__, depth + 1, where)
-            self.value(v.__self__, depth + 1, f"{where}.__self__")
-        elif t is functools.partial:
-            self.value(v.func, depth + 1, where)
-            for i, a in enumerate(v.args):
-                self.value(a, depth + 1, f"{where} argument {i}")
-            for k in v.keywords:
-                self.item(v.keywords, k, depth + 1, f"{where} keyword {k}")
-        elif t is list:
-            self.world.sizes.append((v, len(v), where))
-            for i in range(len(v)):
-                self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
-        elif isinstance(v, (tuple, frozenset)):  # namedtuples too
-            for i, o in enumerate(v):
-                self.value(o, depth + 1, f"{where}[{i}]")
-        elif t is dict:
-            self.world.sizes.append((v, len(v), where))
-            for k in list(v):
-                self.item(v, k, depth + 1, f"{where}[{k!r}]")
+        elif isinstance(v, (tuple, frozenset)):
+            self.sequence(v, depth, where)
         elif isinstance(v, (types.ModuleType, type)):
             self.clock_module(v, where)
             if isinstance(v, types.ModuleType) and not _is_library(v.__name__):
@@ -284,32 +295,38 @@ class _Walk:
         elif isinstance(v, (types.BuiltinFunctionType, numpy.ufunc)):
             if v.__name__ in _CLOCKS.get(getattr(v, "__module__", None), ()):
                 self.world.clocks.append(f"{v.__module__}.{v.__name__} ({where})")
-        elif _is_library(t.__module__) and t.__module__.partition(".")[0] != "funcgrad":
+        elif (t.__module__ or "").startswith("funcgrad"):
+            self.wrapper(v, depth, where)
+        elif not _is_library(t.__module__):
+            self.instance(v, depth)
+
+    def wrapper(self, v: Any, depth: int, where: str) -> None:
+        """One of funcgrad's objects (fg.replay, custom_vjp...): the user's functions it
+        wraps, not its own state."""
+        for name, o in list(getattr(v, "__dict__", {}).items()):
+            if callable(o):
+                self.value(o, depth + 1, f"{where}.{name}")
+        inner = getattr(v, "fun", None)
+        if inner is not None:
+            self.value(inner, depth + 1, f"{where}.fun")
+
+    def instance(self, v: Any, depth: int) -> None:
+        """A user's object: the attributes its class's code names (see attributes)."""
+        try:
+            attrs = object.__getattribute__(v, "__dict__")
+        except AttributeError:  # __slots__ only: not watched (documented)
             return
-        else:
-            if (t.__module__ or "").startswith("funcgrad"):  # fg.replay, custom_vjp...
-                for name, o in list(getattr(v, "__dict__", {}).items()):
-                    if callable(o):  # the user's functions it wraps, not its own state
-                        self.value(o, depth + 1, f"{where}.{name}")
-                inner = getattr(v, "fun", None)
-                if inner is not None:
-                    self.value(inner, depth + 1, f"{where}.fun")
-                return
-            try:
-                attrs = object.__getattribute__(v, "__dict__")
-            except AttributeError:  # __slots__ only: not watched (documented)
-                return
-            if isinstance(attrs, dict):
-                self.objects.append((v, depth))
-                for klass in t.__mro__:
-                    if _is_library(klass.__module__):
-                        continue
-                    for o in vars(klass).values():
-                        if isinstance(o, (types.FunctionType, property, staticmethod,
-                                          classmethod)):
-                            f = getattr(o, "fget", None) or getattr(o, "__func__", o)
-                            if isinstance(f, types.FunctionType):
-                                self.code_names(f.__code__)
+        if not isinstance(attrs, dict):
+            return
+        self.objects.append((v, depth))
+        for klass in type(v).__mro__:
+            if _is_library(klass.__module__):
+                continue
+            for o in vars(klass).values():
+                if isinstance(o, (types.FunctionType, property, staticmethod, classmethod)):
+                    f = getattr(o, "fget", None) or getattr(o, "__func__", o)
+                    if isinstance(f, types.FunctionType):
+                        self.code_names(f.__code__)
 
     def clock_module(self, v: Any, where: str) -> None:
         """A module or class whose clock functions the code may call (``time.time()``)."""
@@ -318,7 +335,7 @@ class _Walk:
         if key in _CLOCKS:
             self.modules.append((v, key, where))
 
-    def function(self, f: types.FunctionType, depth: int) -> None:
+    def function(self, f: types.FunctionType, depth: int, where: str = "") -> None:
         name = getattr(f, "__qualname__", "function")
         # The module that holds its code (functools.wraps copies __module__ from the
         # function it wraps: funcgrad's wrappers would pass for the user's code).
@@ -371,6 +388,19 @@ class _Walk:
                     if isinstance(f, types.FunctionType) and not _is_library(f.__module__):
                         self.value(f, d + 1, n)
 
+
+# The exact types `_Walk.value` dispatches on; every other goes to `_Walk.other`.
+_VISITS = {
+    numpy.ndarray: _Walk.array,
+    Node: _Walk.leaf,  # immutable
+    types.FunctionType: _Walk.function,
+    types.MethodType: _Walk.method,
+    functools.partial: _Walk.partial,
+    list: _Walk.list_value,
+    tuple: _Walk.sequence,
+    frozenset: _Walk.sequence,
+    dict: _Walk.dict_value,
+}
 
 class _Items:
     """A list seen as a mapping from index to item (``get`` as dicts have it)."""

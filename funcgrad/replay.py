@@ -56,7 +56,7 @@ import optree
 from . import backend, tree
 from .draws import RandomWatch
 from .errors import FuncgradTypeError, ReplayError
-from .hooks import _HOOK_WATCH, _HOOKS, debugging_nans
+from .hooks import HOOK_WATCH, HOOKS, debugging_nans
 from .node import Node
 from .numpy import random as fnp_random
 from .plan import GuardFailed, Plan, same
@@ -154,7 +154,7 @@ class Replayed:
 
     # -- a call ------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _HOOKS.get():  # hooks watch each backward step: a plan has none
+        if HOOKS.get():  # hooks watch each backward step: a plan has none
             return self._eager(args, kwargs)
         static = self._static
         if static.any:
@@ -285,7 +285,7 @@ class Replayed:
                                                          kwargs)
         rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
-        watch_token = _HOOK_WATCH.set(watch)
+        watch_token = HOOK_WATCH.set(watch)
         opened: list = []
         opened_token = _opening(opened)
         moved = None
@@ -320,7 +320,7 @@ class Replayed:
                     values.append(leaf)
         finally:
             tape.open = False
-            _HOOK_WATCH.reset(watch_token)
+            HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
             moved = rng_watch.stop()
         why = None
@@ -652,7 +652,7 @@ def _signature(args: tuple, kwargs: dict, replayed: Replayed) -> tuple:
             # A subclass (numpy.matrix, a masked array): its arithmetic is not an
             # array's; the eager call handles it (or refuses it) as it does.
             return None, None, None, None
-        elif backend._lookup(t) is not None:
+        elif backend.lookup(t) is not None:
             sig.append((t, leaf.shape, leaf.dtype, backend.device_of(leaf)))
             inputs.append(leaf)
         elif _by_identity(t):
@@ -749,7 +749,7 @@ def _plain_output(leaf: Any) -> bool:
     """Leaves a replay can return again: numbers, strings, None, arrays (copied)."""
     t = type(leaf)
     return (t in _STATIC_LEAVES or t is float or isinstance(leaf, (numpy.ndarray, numpy.generic))
-            or backend._lookup(t) is not None)
+            or backend.lookup(t) is not None)
 
 
 def _dynamic_mask(leaves: list) -> list[bool]:
@@ -763,7 +763,7 @@ def _is_input(v: Any) -> bool:
     if isinstance(v, numpy.generic):
         return v.dtype.kind in "fc"
     return (t not in _STATIC_LEAVES and v is not _STATIC and not isinstance(v, numpy.ndarray)
-            and backend._lookup(t) is not None)
+            and backend.lookup(t) is not None)
 
 
 def _describe(inputs: list) -> str:

@@ -709,10 +709,10 @@ _TRACED: set[type] = set()
 
 def _is_array(t: type) -> bool:
     """Whether values of type ``t`` are raw arrays (of a registered namespace)."""
-    return t in _NUMPY_ARRAYS or (t not in _TRACED and backend._lookup(t) is not None)
+    return t in _NUMPY_ARRAYS or (t not in _TRACED and backend.lookup(t) is not None)
 
 
-_NUMPY_ARRAYS = backend._NUMPY  # ndarray and the NumPy scalar types
+_NUMPY_ARRAYS = backend.NUMPY_ARRAY_TYPES  # ndarray and the NumPy scalar types
 
 
 def traced_class(t: type) -> type:
@@ -720,11 +720,11 @@ def traced_class(t: type) -> type:
     cls = _CLASSES.get(t)
     if cls is not None:
         return cls
-    entry = backend._lookup(t)
+    entry = backend.lookup(t)
     if entry is None or t in _TRACED:
         raise ReplayError(f"fg.replay: cannot trace a value of type {t.__name__}")
     for known, made in list(_CLASSES.items()):  # one class per namespace
-        if backend._lookup(known) is entry:
+        if backend.lookup(known) is entry:
             _CLASSES[t] = made
             return made
     name = "Traced" + ("" if entry.xp is numpy else "_" + getattr(entry.xp, "__name__", t.__name__))

@@ -19,8 +19,9 @@ from typing import Any
 import numpy
 
 from . import tree
+from .arguments import argnum_tuple, partial_at
 from .backprop import check_like, owned
-from .combinators import _argnums, _lower, _partial, _trace, _zeros, vjp
+from .combinators import off_graph, trace_call, vjp, zeros_of
 from .errors import FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import BackpropId, Node, PassThrough, recording, require_grad, value_of
@@ -97,7 +98,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False):
     >>> f_jvp(numpy.array(2.0))
     array(1.83643365)
     """
-    bp, nodes, treedef, out, aux = _trace(fun, primals, "linearize", has_aux)
+    bp, nodes, treedef, out, aux = trace_call(fun, primals, "linearize", has_aux)
     out_leaves, out_def = tree.flatten(out)
     live = [o for o in out_leaves if type(o) is Node and bp in o.graphs]
     lin = BackpropId("linearize")
@@ -118,13 +119,13 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False):
         t_leaves = tree.flatten_up_to(treedef, tuple(tangents))
         t_leaves = [check_like(t, p, f"linearize: tangent leaf {i}", f"primal leaf {i}")
                     for i, (p, t) in enumerate(zip(nodes, t_leaves, strict=True))]
-        res = [_zeros(value_of(o)) if t is None else t
+        res = [zeros_of(value_of(o)) if t is None else t
                for o, t in zip(out_leaves, program.run(t_leaves), strict=True)]
         res = [numpy.asarray(t) if isinstance(t, numpy.generic) else t for t in res]
         caller = [value_of(p) for p in nodes] + list(t_leaves)  # no tangent may alias them
         return tree.unflatten(out_def, owned(res, caller))
 
-    lowered = tree.unflatten(out_def, [_lower(o, bp) for o in out_leaves])
+    lowered = tree.unflatten(out_def, [off_graph(o, bp) for o in out_leaves])
     return (lowered, jvp_fn, aux) if has_aux else (lowered, jvp_fn)
 
 
@@ -165,8 +166,8 @@ def elementwise_grad(fun: Callable, argnums: Any = 0, *, argnum: Any = None) -> 
 
     @functools.wraps(fun)
     def egrad(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(argnums, len(args), "elementwise_grad")
-        f = _partial(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+        nums = argnum_tuple(argnums, len(args), "elementwise_grad")
+        f = partial_at(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
         out, fn = vjp(f, *(args[i] for i in nums))
         g = fn(tree.tree_map(_ones, out))
         return g[0] if isinstance(argnums, int) else g

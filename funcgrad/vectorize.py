@@ -20,7 +20,7 @@ import optree
 
 from . import tree
 from .backend import as_array, borrowed
-from .batching import Level, batched, is_batched, running, unbatched
+from .batching import Level, at_axis, batched, is_batched, running, unbatched, under_nodes
 from .errors import FuncgradTypeError, FuncgradValueError
 from .node import Node
 from .numpy import shape as _s
@@ -126,7 +126,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
         pieces = []
         for start in range(0, size, chunk_size):
             stop = min(start + chunk_size, size)
-            part = [x if ax is None else _s.getitem(x, (slice(None),) * ax + (slice(start, stop),))
+            part = [x if ax is None else at_axis(x, ax, slice(start, stop))
                     for x, ax in zip(leaves, axes, strict=True)]
             pieces.append(_map(fun, part, axes, treedef, stop - start, out_axes))
         return _concat(pieces, out_axes)
@@ -194,15 +194,24 @@ def _map(fun: Callable, leaves: list, axes: list, treedef: Any, size: int, out_a
     res = [_unmap(o, spec, level, k) for k, (o, spec) in
            enumerate(zip(out_leaves, specs, strict=True))]
     caller = {id(x) for x in leaves}
-    res = [r.copy() if type(r) is not Node and hasattr(r, "copy") and not is_batched(r) and
-           (id(r) in caller or borrowed(r)) else r for r in res]
+    res = [r.copy() if _is_raw(r) and hasattr(r, "copy") and (id(r) in caller or borrowed(r))
+           else r for r in res]
     return tree.unflatten(out_def, res)
 
 
+def _is_raw(x: Any) -> bool:
+    """Neither a Node nor a batched value."""
+    return type(x) is not Node and not is_batched(x)
+
+
 def _as_input(x: Any) -> Any:
-    if type(x) is Node or is_batched(x):
+    if not _is_raw(x):
         return x
     return as_array(x) if not isinstance(x, (int, float)) else numpy.asarray(x)
+
+
+def _as_result(x: Any) -> Any:
+    return as_array(x) if _is_raw(x) else x
 
 
 def _unmap(o: Any, spec: Any, level: Level, k: int) -> Any:
@@ -215,7 +224,7 @@ def _unmap(o: Any, spec: Any, level: Level, k: int) -> Any:
         )
     if ax is None:
         if spec is None:
-            return as_array(v) if type(v) is not Node and not is_batched(v) else v
+            return _as_result(v)
         v = o if not is_batched(o) else v
         nd = _ndim(v) + 1
         e = _s.expand_dims(v, spec % nd)
@@ -229,13 +238,11 @@ def _unmap(o: Any, spec: Any, level: Level, k: int) -> Any:
         )
     nd = _ndim(v)
     dest = spec % nd
-    out = v if dest == ax else _s.moveaxis(v, ax, dest)
-    return as_array(out) if type(out) is not Node and not is_batched(out) else out
+    return _as_result(v if dest == ax else _s.moveaxis(v, ax, dest))
 
 
 def _holds_level(v: Any, level: Level) -> bool:
-    while type(v) is Node:
-        v = v.value
+    v = under_nodes(v)
     return is_batched(v) and v.level is level
 
 

@@ -163,5 +163,29 @@ def test_a_quick_run_leaves_results_md_alone(tmp_path, monkeypatch, capsys):
     assert str(scratch) in capsys.readouterr().out
 
 
+def test_ab_times_each_checkout_with_its_own_funcgrad(tmp_path, capsys):
+    """``benchmarks.ab`` against a copy of this checkout whose ``fg.grad`` sleeps 2 ms a
+    call: the fixed-cost row must see the copy slower, by about that much, and name it."""
+    import shutil
+
+    from benchmarks import ab
+
+    slow = tmp_path / 'slow'
+    shutil.copytree(ROOT / 'funcgrad', slow / 'funcgrad',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    with open(slow / 'funcgrad' / '__init__.py', 'a', encoding='utf-8') as init:
+        init.write('\n\ndef _slowed(grad):\n    import time\n\n    def slow_grad(f):\n'
+                   '        g = grad(f)\n\n        def slow(*a):\n            time.sleep(0.002)\n'
+                   '            return g(*a)\n        return slow\n    return slow_grad\n\n'
+                   '\ngrad = _slowed(grad)\n')
+    assert ab.main(['--base', str(slow), '--only', 'call', '--quick', '--reps', '3']) == 0
+    out = capsys.readouterr().out
+    assert f'base: {slow / "funcgrad" / "__init__.py"}' in out, out
+    row = next(line for line in out.splitlines() if line.startswith('| call/funcgrad |'))
+    base, _head, ratio = (cell.strip() for cell in row.split('|')[2:5])
+    assert base.endswith(' ms') and float(base.split()[0]) >= 2.0, row
+    assert float(ratio.split()[0]) < 0.5, row
+
+
 if __name__ == '__main__':  # the child process of the ratio test
     print(json.dumps(_measure()))

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
-import funcgrad.node as fg_node
+import funcgrad.context as fg_context
 import funcgrad.numpy as fnp
 
 
 def _no_fold_counted() -> bool:
     """The collector's bookkeeping is back at rest (nothing counted as running)."""
-    c = getattr(fg_node, "_COLLECTOR", None)
-    return c is None or (c.busy == 0 and c.user == 0)
+    c = fg_context._COLLECTOR
+    return c.busy == 0 and c.user == 0
 
 
 @pytest.fixture(autouse=True)

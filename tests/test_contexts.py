@@ -14,7 +14,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad import node as fg_node
+from funcgrad import context as fg_context
 
 
 class Recorder(fg.BackwardHook):
@@ -49,7 +49,7 @@ def _in_block(cm):
 
 def _at_rest():
     """Every context-local state is back to its default."""
-    assert fg_node._ACTIVE.get() == frozenset((fg.DEFAULT_BACKPROP_ID,))
+    assert fg_context.ACTIVE.get() == frozenset((fg.DEFAULT_BACKPROP_ID,))
     h1 = Recorder()
     assert _hooks_applied(h1) == [False]
     assert not _nan_check_on()
@@ -119,20 +119,20 @@ def test_backprop_scopes_ended_out_of_order():
 
 def test_recording_blocks_ended_out_of_order():
     a, b = fg.BackpropId("a"), fg.BackpropId("b")
-    ra, rb = fg_node.recording(a), fg_node.recording(b, on=True)
+    ra, rb = fg_context.recording(a), fg_context.recording(b, on=True)
     ra.__enter__()
     rb.__enter__()
     ra.__exit__(None, None, None)
-    assert fg_node._ACTIVE.get() == {fg.DEFAULT_BACKPROP_ID, b}
+    assert fg_context.ACTIVE.get() == {fg.DEFAULT_BACKPROP_ID, b}
     rb.__exit__(None, None, None)
     _at_rest()
     # a block that stops recording on the default graph, ended under another block
-    stop, rb = fg_node.recording(fg.DEFAULT_BACKPROP_ID, on=False), fg_node.recording(b)
+    stop, rb = fg_context.recording(fg.DEFAULT_BACKPROP_ID, on=False), fg_context.recording(b)
     stop.__enter__()
     rb.__enter__()
-    assert fg_node._ACTIVE.get() == {b}
+    assert fg_context.ACTIVE.get() == {b}
     stop.__exit__(None, None, None)
-    assert fg_node._ACTIVE.get() == {fg.DEFAULT_BACKPROP_ID, b}
+    assert fg_context.ACTIVE.get() == {fg.DEFAULT_BACKPROP_ID, b}
     rb.__exit__(None, None, None)
     _at_rest()
 
@@ -174,7 +174,7 @@ def test_an_exit_stack_closed_under_a_block_entered_later():
 
 
 @pytest.mark.parametrize("make", [lambda: fg.hooks(Recorder()), lambda: fg.debug_nans(),
-                                  lambda: fg_node.recording(fg.BackpropId("r"))],
+                                  lambda: fg_context.recording(fg.BackpropId("r"))],
                          ids=["hooks", "debug_nans", "recording"])
 def test_a_block_ended_twice_raises_and_changes_nothing(make):
     h = Recorder()

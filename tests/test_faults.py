@@ -36,21 +36,21 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 
 fg_hooks = importlib.import_module("funcgrad.hooks")  # fg.hooks is the context manager
-from funcgrad import node as fg_node
+from funcgrad import context as fg_context
 
 SCALE = max(1, int(os.environ.get("FUNCGRAD_FAULT_SCALE", "1")))
 
 
 def _at_rest():
     """No context-local or process-wide state is left behind."""
-    assert fg_node._ACTIVE.get() == frozenset((fg.DEFAULT_BACKPROP_ID,))
-    assert fg_node._RECORDING.blocks.get() == ()
-    assert fg_hooks._HOOKS.get() == () and fg_hooks._HOOK_BLOCKS.blocks.get() == ()
+    assert fg_context.ACTIVE.get() == frozenset((fg.DEFAULT_BACKPROP_ID,))
+    assert fg_context.RECORDING.blocks.get() == ()
+    assert fg_hooks.HOOKS.get() == () and fg_hooks._HOOK_BLOCKS.blocks.get() == ()
     assert fg_hooks._DEBUG_NANS.get() is False
     assert gc.isenabled()
-    c = fg_node._COLLECTOR
+    c = fg_context._COLLECTOR
     assert (c.busy, c.user) == (0, 0)
-    assert not getattr(fg_node._THREAD, "stack", [])
+    assert not getattr(fg_context._THREAD, "stack", [])
 
 
 # -- a workload touching every mechanism ------------------------------------------------

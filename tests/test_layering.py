@@ -20,6 +20,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "funcgrad"
 LAYERS = {
     "funcgrad.errors": 0,
     "funcgrad.pickling": 0,  # pickling by reference: the name an object is imported by
+    "funcgrad.context": 0,  # BackpropId, recording, backprop_scope, the collector pause
     "funcgrad.tree": 1,
     "funcgrad.translation": 1,  # other libraries' errors as documented ones
     "funcgrad.backend": 1,
@@ -33,7 +34,9 @@ LAYERS = {
     "funcgrad.backprop": 5,
     "funcgrad.forward": 5,
     "funcgrad.batching": 5,
+    "funcgrad.arguments": 6,  # argnums and the dtype checks of the combinators
     "funcgrad.combinators": 6,
+    "funcgrad.jacobians": 6,  # jacobian, jacfwd, hessian, hvp
     "funcgrad.vectorize": 6,
     "funcgrad.graph": 6,
     "funcgrad.custom": 6,
@@ -55,15 +58,17 @@ LAYERS = {
     "funcgrad.__main__": 7,
 }
 
-# Third-party packages each low layer may use (L0: stdlib only).
+# Third-party packages each low layer may use (L0: stdlib, and attrs for the base class
+# of FrozenNodeError, attrs' frozen error).
 THIRD_PARTY = {
-    0: set(),
+    0: {"attrs"},
     1: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "dask"},
     2: {"numpy", "pyrsistent", "optree", "cupy", "array_api_compat", "attrs"},
 }
 
-# Dask is imported by one module only, funcgrad/backends/dask.py (which the
-# backend imports when a Dask array first reaches it): ``import funcgrad`` stays light.
+# Dask is imported by one module only, funcgrad/backends/dask.py (the provider that
+# funcgrad/backends/__init__.py registers with the backend, called when a Dask array
+# first reaches it): ``import funcgrad`` stays light.
 DASK_IMPORTERS = {"funcgrad.backends.dask"}
 
 

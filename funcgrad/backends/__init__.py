@@ -2,6 +2,16 @@
 
 Each module here imports its library and calls
 :func:`funcgrad.backend.register_namespace`; none is imported by ``import
-funcgrad``.  :mod:`funcgrad.backends.dask` is imported by the backend the first
-time a Dask array reaches funcgrad.
+funcgrad``.  This package only names them as providers
+(:func:`funcgrad.backend.register_provider`): :mod:`funcgrad.backends.dask` is
+imported the first time a Dask array reaches funcgrad.
 """
+
+from .. import backend
+
+
+def _dask() -> None:
+    from . import dask  # noqa: F401  (registers Dask's namespace when imported)
+
+
+backend.register_provider("dask", _dask)

@@ -219,45 +219,60 @@ def getitem(x: Any, index: Any) -> Any:
 
 def _gather(x: Any, parts: tuple) -> Any:
     """``x[parts]`` (integer arrays, ints, slices, Ellipsis) as a gather of flat positions."""
-    if any(p is None for p in parts) or any(
-            _is_array(p) and p.dtype.kind == "b" for p in parts):
+    if any(p is None or (_is_array(p) and p.dtype.kind == "b") for p in parts):
         raise FuncgradTypeError(
             "Dask arrays: indexing with several arrays (or one of several dimensions) takes "
             f"integer arrays, ints, slices and Ellipsis (no None, no boolean masks); got {parts!r}"
         )
     parts = _expand(parts, x.ndim)
-    adv = [k for k, p in enumerate(parts) if not isinstance(p, slice)]
-    arrays = {k: da.asarray(parts[k]) for k in adv}
-    bshape = numpy.broadcast_shapes(*(a.shape for a in arrays.values()))
-    # NumPy's placement: the broadcast axes where the advanced indices are, when these
-    # are adjacent; otherwise first.
-    at = adv[0] if adv == list(range(adv[0], adv[-1] + 1)) else 0
-    sliced = {k: range(*parts[k].indices(x.shape[k])) for k in range(x.ndim) if k not in arrays}
-    before = [k for k in sliced if k < at] if at else []
-    after = [k for k in sliced if k not in before]
-    shape = (tuple(len(sliced[k]) for k in before) + bshape
-             + tuple(len(sliced[k]) for k in after))
-    where = {k: i for i, k in enumerate(before)}
-    where.update({k: len(before) + len(bshape) + i for i, k in enumerate(after)})
+    arrays = {k: da.asarray(p) for k, p in enumerate(parts) if not isinstance(p, slice)}
+    sliced = {k: range(*p.indices(x.shape[k])) for k, p in enumerate(parts) if k not in arrays}
+    shape, end, where = _gathered_layout(list(arrays), arrays, sliced)
     flat = da.zeros((), dtype=numpy.int64)
     stride = 1
     for k in reversed(range(x.ndim)):
         n = x.shape[k]
         if k in arrays:
-            a = arrays[k].astype(numpy.int64)
-            a = da.where(a < 0, a + n, a)
-            lead = len(before) + len(bshape) - a.ndim
-            idx = a.reshape((1,) * lead + a.shape + (1,) * (len(shape) - lead - a.ndim))
+            idx = _array_axis(arrays[k], n, end, len(shape))
         else:
-            r = sliced[k]
-            idx = da.arange(r.start, r.stop, r.step, dtype=numpy.int64) if len(r) else (
-                da.zeros((0,), dtype=numpy.int64))
-            idx = idx.reshape(tuple(len(r) if i == where[k] else 1 for i in range(len(shape))))
+            idx = _sliced_axis(sliced[k], where[k], len(shape))
         flat = flat + idx * stride
         stride *= n
     flat = da.broadcast_to(flat, shape)
     picked = xp.reshape(x, (-1,))[xp.reshape(flat, (-1,))]
     return xp.reshape(picked, shape)
+
+
+def _gathered_layout(adv: list, arrays: dict, sliced: dict) -> tuple:
+    """The result's shape, the axis where the broadcast index axes end, and where each
+    sliced axis goes: NumPy's placement, the broadcast axes where the advanced indices
+    are when these are adjacent, otherwise first."""
+    bshape = numpy.broadcast_shapes(*(a.shape for a in arrays.values()))
+    at = adv[0] if adv == list(range(adv[0], adv[-1] + 1)) else 0
+    before = [k for k in sliced if k < at]
+    after = [k for k in sliced if k >= at]
+    shape = (tuple(len(sliced[k]) for k in before) + bshape
+             + tuple(len(sliced[k]) for k in after))
+    end = len(before) + len(bshape)
+    where = {k: i for i, k in enumerate(before)}
+    where.update({k: end + i for i, k in enumerate(after)})
+    return shape, end, where
+
+
+def _array_axis(a: Any, n: int, end: int, ndim: int) -> Any:
+    """An integer index array of an axis of length ``n``, its negative entries wrapped,
+    shaped to end at axis ``end`` of a result of ``ndim`` axes."""
+    a = a.astype(numpy.int64)
+    a = da.where(a < 0, a + n, a)
+    lead = end - a.ndim
+    return a.reshape((1,) * lead + a.shape + (1,) * (ndim - lead - a.ndim))
+
+
+def _sliced_axis(r: range, at: int, ndim: int) -> Any:
+    """The positions ``r`` a slice picks, along axis ``at`` of a result of ``ndim`` axes."""
+    idx = da.arange(r.start, r.stop, r.step, dtype=numpy.int64) if len(r) else (
+        da.zeros((0,), dtype=numpy.int64))
+    return idx.reshape(tuple(len(r) if i == at else 1 for i in range(ndim)))
 
 
 def _expand(parts: tuple, ndim: int) -> tuple:

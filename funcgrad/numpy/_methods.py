@@ -21,7 +21,7 @@ from types import FunctionType
 import numpy
 
 from ..errors import FuncgradTypeError, NodeConversionError
-from ..node import Node, _conversion_error
+from ..node import Node, conversion_error
 from ..translation import guarded
 from . import elementwise as _e
 from . import more as _more
@@ -32,7 +32,7 @@ from .comparison import greater, greater_equal, less, less_equal
 
 
 def _array(self, dtype=None, copy=None):
-    raise _conversion_error(self, "a NumPy array")
+    raise conversion_error(self, "a NumPy array")
 
 
 # ``numpy_array + node`` reaches Node.__array_ufunc__ as ``numpy.add(array, node)``:
@@ -154,11 +154,11 @@ def _setitem(self, index, value):
 
 
 def _item(self, *args):
-    raise _conversion_error(self, "a Python number (.item())")
+    raise conversion_error(self, "a Python number (.item())")
 
 
 def _tolist(self):
-    raise _conversion_error(self, "a Python list (.tolist())")
+    raise conversion_error(self, "a Python list (.tolist())")
 
 
 class _At:

@@ -29,9 +29,11 @@ import scipy.optimize
 import scipy.sparse.linalg
 
 from .. import backend, tree
-from ..combinators import grad, hessian, hvp, stop_gradient, value_and_grad
+from ..combinators import grad, stop_gradient, value_and_grad
+from ..context import unrecorded
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
-from ..implicit import _unrecorded, custom_root
+from ..implicit import custom_root
+from ..jacobians import hessian, hvp
 from ..node import Node, device_of, value_of
 from ..numpy import reshape, where
 from .sparse.linalg import _cg_on_device
@@ -249,20 +251,20 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
         return flat.put(numpy.asarray(v, dtype=numpy.float64))
 
     def objective(v):
-        with _unrecorded():
+        with unrecorded():
             value, g = value_and_grad(f_flat)(put(v), *raw_args)
         return float(flat.host(value)), flat.host(g)
 
     def plain(v):
-        with _unrecorded():
+        with unrecorded():
             return float(flat.host(f_flat(put(v), *raw_args)))
 
     def hess(v):
-        with _unrecorded():
+        with unrecorded():
             return flat.host(hessian(f_flat)(put(v), *raw_args))
 
     def hessp(v, p):
-        with _unrecorded():
+        with unrecorded():
             return flat.host(hvp(lambda u: f_flat(u, *raw_args), (put(v),), (put(p),)))
 
     kwargs: dict = {"method": method, "tol": tol, "options": options, "callback": callback,
