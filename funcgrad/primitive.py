@@ -38,7 +38,6 @@ from .node import ACTIVE, Node, make_node, raw_args
 from .pickling import by_reference, importable_name
 from .translation import documented
 
-
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
 
