@@ -302,7 +302,7 @@ for _name in linalg.__all__:
         setattr(linalg, _name, _guarded(_value, f"linalg.{_name}"))
 del _guards, _name, _value
 
-_methods.install()  # Node's operators, methods and NumPy hooks
+_methods.install(globals())  # Node's operators, methods and NumPy hooks
 _batching.install()  # fg.vmap's rules for the primitives above
 register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
 del _methods, _batching, register_array_like
