@@ -25,6 +25,7 @@ import numpy
 import pyrsistent
 
 from . import backend
+from .arrays import array_likes
 from .backend import NUMPY_TYPES
 from .batching import innermost_raw
 from .errors import (
@@ -46,7 +47,6 @@ from .node import (
     recording,
     user_code,
 )
-from .primitive import array_likes
 
 
 def _nodes(seq: Any, what: str) -> list[Node]:

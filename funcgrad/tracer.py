@@ -50,10 +50,11 @@ from typing import Any, NamedTuple
 import numpy
 
 from . import backend
+from .arrays import register_runner
 from .backend import NUMPY_TYPES
 from .errors import ReplayError
 from .node import Node
-from .primitive import Primitive, register_runner
+from .primitive import Primitive
 
 
 class Eqn(NamedTuple):

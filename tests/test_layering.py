@@ -24,11 +24,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "funcgrad"
 # CONTRIBUTING.md's table: module (or package prefix) -> layer.
 LAYERS = {
     "funcgrad.errors": 0,
+    "funcgrad.pickling": 0,  # pickling by reference: the name an object is imported by
     "funcgrad.context": 0,  # BackpropId, recording, backprop_scope, the collector pause
     "funcgrad.tree": 1,
+    "funcgrad.translation": 1,  # other libraries' errors as documented ones
     "funcgrad.backend": 1,
     "funcgrad.backends": 1,  # and every funcgrad.backends.* module (backends/dask.py)
     "funcgrad.node": 2,
+    "funcgrad.arrays": 2,  # array-likes and arrays that run primitives (replay's, vmap's)
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module

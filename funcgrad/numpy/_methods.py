@@ -22,7 +22,7 @@ import numpy
 
 from ..errors import FuncgradTypeError, NodeConversionError
 from ..node import Node, conversion_error
-from ..primitive import guarded
+from ..translation import guarded
 from . import elementwise as _e
 from . import more as _more
 from . import products as _p

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import FuncgradTypeError
-from ..primitive import guarded
+from ..translation import guarded
 from ._core import raw, xp_of
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy
 
+from ..arrays import holds_node
 from ..errors import FuncgradValueError
-from ..primitive import holds_node
 from ._core import Node, raw, xp_of
 from .elementwise import add, multiply, subtract, where
 from .shape import astype, broadcast_to, differentiable_array, leaves_of, reshape

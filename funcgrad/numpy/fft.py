@@ -32,7 +32,7 @@ from typing import Any
 import numpy
 
 from ..errors import FuncgradTypeError, FuncgradValueError
-from ..primitive import guarded
+from ..translation import guarded
 from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
 from ._linear import is_complex

@@ -49,10 +49,11 @@ from typing import Any
 
 import numpy
 
+from ..arrays import holds_node
 from ..backend import NUMPY_TYPES, device_of, is_lazy, namespace, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..node import Node, value_of
-from ..primitive import _FOREIGN, holds_node, translated
+from ..translation import documented
 from . import creation as _c
 from . import elementwise as _e
 from . import shape as _s
@@ -603,11 +604,8 @@ def _make_method(cls: type, name: str) -> Any:
     def method(self, *args, like=None, **kwargs):
         try:
             return _sample(self, name, args, kwargs, like)
-        except _FOREIGN as exc:  # NumPy's ValueError...: a documented error, naming the call
-            err = translated(f"fnp.random.{cls.__name__}.{name}", exc, args, kwargs)
-            if err is None:
-                raise
-            raise err from exc
+        except Exception as exc:  # noqa: BLE001  (NumPy's ValueError...: documented, named)
+            documented(f"fnp.random.{cls.__name__}.{name}", exc, args, kwargs)
 
     method.__name__ = name
     method.__qualname__ = f"{cls.__name__}.{name}"

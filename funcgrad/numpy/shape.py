@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy
 
+from ..arrays import holds_node
 from ..backend import WEAK_TYPES, as_array, is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError, describe
-from ..primitive import holds_node, translated
+from ..translation import translated
 from ._core import (
     Node,
     defjvp,

@@ -31,8 +31,9 @@ from ..errors import FuncgradValueError
 from ..numpy._core import raw, xp_of
 from ..numpy._linear import bcast
 from ..numpy.linalg import det, eigh, inv, norm, slogdet, solve, svd
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

@@ -24,8 +24,9 @@ from .. import numpy as fnp
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..node import Node
 from ..numpy._core import raw
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]

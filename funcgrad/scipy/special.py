@@ -28,7 +28,8 @@ from ..batching import innermost_raw
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..numpy._core import lazy, raw, xp_of
 from ..numpy._linear import bcast, unbroadcast
-from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, guarded
+from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

@@ -12,7 +12,8 @@ from ... import numpy as fnp
 from ...errors import FuncgradTypeError
 from ...node import Node
 from ...numpy._core import raw, xp_of
-from ...primitive import Primitive, defjvp, defvjp, guarded
+from ...primitive import Primitive, defjvp, defvjp
+from ...translation import guarded
 from .. import _backend
 
 NEG_INF = -math.inf
