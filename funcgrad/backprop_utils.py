@@ -21,11 +21,11 @@ from typing import Any
 import numpy
 
 from . import backend
+from .arrays import array_likes
 from .batching import innermost_raw
 from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError, GradientTypeError
 from .node import Node
 from .numpy import real
-from .primitive import array_likes
 
 
 def as_nodes(seq: Any, what: str) -> list[Node]:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy
 
 from . import backend
+from .arrays import register_batched
 from .errors import (
     BatchedValueError,
     FuncgradTypeError,
@@ -39,7 +40,6 @@ from .errors import (
     VmapFallbackWarning,
 )
 from .node import LIFT, Node, next_ordinal
-from .primitive import register_batched
 
 # The levels of the vmaps running here, innermost last (context-local).
 _LEVELS: ContextVar[tuple] = ContextVar("funcgrad_vmap_levels", default=())

@@ -54,7 +54,8 @@ from .node import (
     value_of,
 )
 from .numpy import zeros_like
-from .primitive import Primitive, _by_reference, _named, bind
+from .pickling import by_reference, importable_name
+from .primitive import Primitive, bind
 
 # The custom_vjp functions whose fwd is running in this context.
 _IN_FWD: ContextVar[frozenset] = ContextVar("funcgrad_custom_vjp_fwd", default=frozenset())
@@ -341,9 +342,9 @@ class custom_vjp:
     def __reduce__(self) -> tuple:
         # By reference where it is found under its module and name, as a function
         # would be; otherwise (made in a function, in __main__) by value, for cloudpickle.
-        found = _named(self)
+        found = importable_name(self)
         if found is not None:
-            return _by_reference, found
+            return by_reference, found
         return _custom_vjp, (self.fun, self.fwd, self.bwd)
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
@@ -450,9 +451,9 @@ class custom_jvp:
         self.nondiff_argnums = tuple(sorted(nums))
 
     def __reduce__(self) -> tuple:
-        found = _named(self)
+        found = importable_name(self)
         if found is not None:
-            return _by_reference, found
+            return by_reference, found
         return _custom_jvp, (self.fun, self.jvp, self.nondiff_argnums)
 
     @property

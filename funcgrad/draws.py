@@ -47,7 +47,7 @@ import numpy
 
 from .errors import ReplayError
 from .numpy import random as fnp_random
-from .tracer import CALL, EFFECT, Slot, _emit, _is_array, _split, _split_kw, caller, current_tape
+from .tracer import Eqn, Slot, _emit, _is_array, _split, _split_kw, caller, current_tape
 
 # -- fnp.random's draws as steps ------------------------------------------------------
 
@@ -86,14 +86,14 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
     if kind == "new":  # a generator made under the trace: a value of the plan
         k = tape.n
         tape.meta.append(((), type(value).__name__))
-        tape.entries.append((CALL, fn, targs, tkw, k, name))
+        tape.entries.append(Eqn(fn, targs, tkw, (k,), name))
         value._slot = (weakref.ref(tape), Slot.of(k))
         return value
     if value is None:
-        tape.entries.append((EFFECT, fn, targs, tkw, None, name))
+        tape.entries.append(Eqn(fn, targs, tkw, (), name, effect=True))
         return None
     if _is_array(type(value)):
-        return _emit(tape, fn, targs, tkw, value, name, False, EFFECT)
+        return _emit(tape, fn, targs, tkw, value, name, False, True)
     tape.escape(f"{name} (returning a {type(value).__name__})")
     return value
 
@@ -108,8 +108,8 @@ def held_generators(entries: list) -> tuple:
     (constants of the plan; a generator the plan makes is made afresh at each run)."""
     found: dict[int, Any] = {}
     for e in entries:
-        if e[0] == EFFECT and e[1] in _STATEFUL:
-            owner = e[2][0]
+        if type(e) is Eqn and e.effect and e.fn in _STATEFUL:
+            owner = e.args[0]
             if isinstance(owner, fnp_random._Drawing):
                 found[id(owner)] = owner
     return tuple(found.values())

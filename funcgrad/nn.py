@@ -22,7 +22,8 @@ from .backend import is_lazy, namespace
 from .errors import FuncgradTypeError, FuncgradValueError
 from .numpy._core import index_data
 from .numpy.reductions import keepdims_shape, normalize_axes
-from .primitive import Primitive, guarded
+from .primitive import Primitive
+from .translation import guarded
 
 __all__ = [
     "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softmax_cross_entropy",
@@ -326,7 +327,7 @@ def one_hot(x: Any, num_classes: int, dtype: Any = numpy.float64, axis: int = -1
     return xp.equal(xp.expand_dims(v, ax), classes).astype(dtype)
 
 
-# Only documented errors, whatever the arguments (see funcgrad.primitive.guarded).
+# Only documented errors, whatever the arguments (see funcgrad.translation.guarded).
 for _name in __all__:
     if not isinstance(globals()[_name], Primitive):
         globals()[_name] = guarded(globals()[_name], _name)

@@ -44,7 +44,7 @@ from typing import Any
 from . import drawing
 from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import _dot_str, _short
-from .tracer import EFFECT, GUARD, Slot, Tape
+from .tracer import Eqn, Guard, Slot, Tape
 
 # Beyond these sizes a display would be unreadable or slow.
 HTML_MAX_ROWS = 500
@@ -110,14 +110,6 @@ def slots_in(tmpl: Any, out: list) -> list:
     return out
 
 
-def _outs(out: Any) -> tuple:
-    if out is None:
-        return ()
-    if type(out) is int:
-        return (out,)
-    return tuple(o for o in out if o is not None)
-
-
 @dataclass(frozen=True)
 class Step:
     """One step of a plan, as shown: ``op`` is the primitive, function or operator."""
@@ -177,16 +169,21 @@ def _has_slot(tm: Any) -> bool:
     return bool(slots_in(tm, []))
 
 
+def _symbolic(fn: Any, n_args: int, tkw: dict | None) -> bool:
+    """Whether a call is written as a Python operator (``a + b``, ``-a``, ``a[i]``,
+    ``a += b``, ``a[i] = v``) rather than as a call of the function."""
+    return not tkw and (
+        (n_args == 2 and (fn in _BINARY or fn in _IN_PLACE or fn is operator.getitem))
+        or (n_args == 1 and fn in _UNARY) or (n_args == 3 and fn is operator.setitem))
+
+
 def _call_expr(fn: Any, targs: tuple, tkw: dict | None, src: _Source, reg: Callable) -> str:
     """The expression of one call; operators as operators."""
-    if not tkw:
-        if fn in _BINARY and len(targs) == 2:
-            a, b = (_expr(x, src, reg) for x in targs)
-            return f"{a} {_BINARY[fn]} {b}"
-        if fn in _UNARY and len(targs) == 1:
+    if _symbolic(fn, len(targs), tkw):
+        if fn in _UNARY:
             return f"{_UNARY[fn]}{_expr(targs[0], src, reg)}"
-        if fn is operator.getitem and len(targs) == 2:
-            return f"{_expr(targs[0], src, reg)}[{_expr(targs[1], src, reg)}]"
+        a, b = (_expr(x, src, reg) for x in targs)
+        return f"{a}[{b}]" if fn is operator.getitem else f"{a} {_BINARY[fn]} {b}"
     parts = [_expr(x, src, reg) for x in targs]
     for k, v in (tkw or {}).items():
         if isinstance(k, str) and k.isidentifier():
@@ -196,46 +193,53 @@ def _call_expr(fn: Any, targs: tuple, tkw: dict | None, src: _Source, reg: Calla
     return f"{src.param(fn, 'f')}({', '.join(parts)})"
 
 
-def _statements(entry: tuple, ordinal: int, writes: tuple, clears: tuple, src: _Source,
+def _statements(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple, src: _Source,
                 reg: Callable, put: Callable) -> list[str]:
-    """The lines of one step: ``reg(slot)`` reads a slot, ``put(register)`` writes one."""
-    kind, fn = entry[0], entry[1]
-    if kind == GUARD:
-        slot, expected = entry[2], entry[3]
-        value = reg(slot)
-        if fn is operator.truth and type(expected) is bool:
-            test = f"not {value}" if expected else f"{value}"
-            lines = [f"if {test}: fail({src.param(ordinal)}, {not expected})"]
-        else:
-            check = src.param(fn, "g")
-            want = src.param(expected, "w")
-            lines = [f"got = {check}({value})",
-                     f"if not same(got, {want}): fail({src.param(ordinal)}, got)"]
+    """The lines of one step: ``reg(slot)`` reads a slot, ``put(register)`` writes one.
+
+    The one renderer of plans: the steps of :meth:`Plan._build` (each a function
+    of its own, see :func:`_fast_step`) and the body of :meth:`Plan.compile`.
+    """
+    if type(entry) is Guard:
+        lines = _guard_lines(entry, ordinal, src, reg)
     else:
-        targs, tkw, out = entry[2], entry[3], entry[4]
-        if fn in _IN_PLACE and not tkw and len(targs) == 2:
-            a, b = (_expr(x, src, reg) for x in targs)
-            target = put(writes[0]) if writes and writes[0] is not None else a
-            lines = [] if target == a else [f"{target} = {a}"]
-            lines.append(f"{target} {_IN_PLACE[fn]} {b}")
-        elif fn is operator.setitem and not tkw and len(targs) == 3:
-            a, i, v = (_expr(x, src, reg) for x in targs)
-            lines = [f"{a}[{i}] = {v}"]
-        else:
-            call = _call_expr(fn, targs, tkw, src, reg)
-            if type(out) is tuple:
-                if any(w is not None for w in writes):
-                    lines = [f"t = {call}"]
-                    lines += [f"{put(w)} = t[{k}]" for k, w in enumerate(writes) if w is not None]
-                    lines.append("del t")
-                else:
-                    lines = [call]
-            elif writes and writes[0] is not None:
-                lines = [f"{put(writes[0])} = {call}"]
-            else:
-                lines = [call]
+        lines = _call_lines(entry, writes, src, reg, put)
     lines += [f"{put(r)} = None" for r in clears]
     return lines
+
+
+def _guard_lines(guard: Guard, ordinal: int, src: _Source, reg: Callable) -> list[str]:
+    value = reg(guard.slot)
+    expected = guard.expected
+    if guard.check is operator.truth and type(expected) is bool:
+        test = f"not {value}" if expected else f"{value}"
+        return [f"if {test}: fail({src.param(ordinal)}, {not expected})"]
+    check = src.param(guard.check, "g")
+    want = src.param(expected, "w")
+    return [f"got = {check}({value})",
+            f"if not same(got, {want}): fail({src.param(ordinal)}, got)"]
+
+
+def _call_lines(eqn: Eqn, writes: tuple, src: _Source, reg: Callable,
+                put: Callable) -> list[str]:
+    fn, targs, tkw = eqn.fn, eqn.args, eqn.kwargs
+    if fn in _IN_PLACE and _symbolic(fn, len(targs), tkw):
+        a, b = (_expr(x, src, reg) for x in targs)
+        target = put(writes[0]) if writes and writes[0] is not None else a
+        lines = [] if target == a else [f"{target} = {a}"]
+        return [*lines, f"{target} {_IN_PLACE[fn]} {b}"]
+    if fn is operator.setitem and _symbolic(fn, len(targs), tkw):
+        a, i, v = (_expr(x, src, reg) for x in targs)
+        return [f"{a}[{i}] = {v}"]
+    call = _call_expr(fn, targs, tkw, src, reg)
+    if eqn.unpack:
+        if all(w is None for w in writes):
+            return [call]
+        return [f"t = {call}", *(f"{put(w)} = t[{k}]" for k, w in enumerate(writes)
+                                 if w is not None), "del t"]
+    if writes and writes[0] is not None:
+        return [f"{put(writes[0])} = {call}"]
+    return [call]
 
 
 _GLOBALS = {"fail": _fail, "same": same, "slice": slice}
@@ -261,98 +265,72 @@ def _make_step(code: types.CodeType, values: list) -> Callable:
     return types.FunctionType(code, _GLOBALS, "step", tuple(values))
 
 
-def _reads(e: tuple) -> list[int]:
+def _reads(entry: Eqn | Guard) -> list[int]:
     """The slots an entry reads, left to right (with repeats)."""
-    if e[0] == GUARD:
-        return [e[2]]
+    if type(entry) is Guard:
+        return [entry.slot]
     found = []
-    for a in e[2]:
+    for a in entry.args:
         if type(a) is Slot:
             found.append(a.k)
         elif type(a) in _CONTAINERS:
             slots_in(a, found)
-    if e[3]:
-        slots_in(e[3], found)
+    if entry.kwargs:
+        slots_in(entry.kwargs, found)
     return found
 
 
 _CONTAINERS = frozenset({tuple, list, dict, slice})
+_LITERALS = {None: "None", True: "True", False: "False", Ellipsis: "..."}
 
 
-def _fast_step(e: tuple, writes: tuple, clears: tuple, reg: dict) -> Callable | None:
+def _fast_step(eqn: Eqn, writes: tuple, clears: tuple, reg: dict) -> Callable | None:
     """The step of a simple entry -- one result at most, arguments that are slots or
-    constants -- made without rendering any source once its shape has been seen."""
-    kind, fn, targs, tkw, out = e[0], e[1], e[2], e[3], e[4]
-    if type(out) is tuple:
-        return None
+    constants -- made without rendering any source once its shape has been seen.
+
+    Its parameters are gathered in the order :func:`_statements` takes them:
+    the arguments (a register per slot, each constant), the function (unless
+    written as an operator), the register written, those cleared.
+    """
+    tkw = eqn.kwargs
     names = tuple(tkw) if tkw else ()
-    if not all(isinstance(k, str) and k.isidentifier() for k in names):
+    if eqn.unpack or not all(isinstance(k, str) and k.isidentifier() for k in names):
         return None
     pattern = []
     values = []
-    for a in (*targs, *tkw.values()) if tkw else targs:  # positional, then keyword
+    for a in (*eqn.args, *tkw.values()) if tkw else eqn.args:  # positional, then keyword
         if type(a) is Slot:
             pattern.append("S")
             values.append(reg[a.k])
         elif type(a) in _CONTAINERS and _has_slot(a):
             return None
+        elif a is None or a is True or a is False or a is Ellipsis:
+            pattern.append(_LITERALS[a])  # written as itself, no parameter
         else:
             pattern.append("C")
             values.append(a)
-    form = (_BINARY.get(fn) or _UNARY.get(fn) or _IN_PLACE.get(fn)
-            or ("getitem" if fn is operator.getitem else
-                "setitem" if fn is operator.setitem else None)) if not tkw else None
-    if form is None:
-        form = "call"
-        values.insert(0, fn)
+    fn = eqn.fn
+    symbolic = _symbolic(fn, len(eqn.args), tkw)
+    if not symbolic:
+        values.append(fn)
     write = writes[0] if writes else None
     if write is not None:
         values.append(write)
     values.extend(clears)
-    key = (kind, form, "".join(pattern), names, write is not None, len(clears))
+    key = (fn if symbolic else None, tuple(pattern), names, write is not None, len(clears))
     code = _CODES.get(key)
     if code is None:
-        code = _code(key, *_fast_source(kind, form, pattern, names, write is not None,
-                                        len(clears)))
+        src = _Source()
+
+        def place(_):
+            return f"e[{src.param(None, 'r')}]"  # one parameter per read and write
+
+        code = _code(key, _statements(eqn, -1, writes, clears, src, place, place), src.names)
     return _make_step(code, values)
 
 
-def _fast_source(kind, form, pattern, names, write, n_clears) -> tuple[list[str], list[str]]:
-    params = []
-
-    def param(prefix):
-        params.append(f"{prefix}{len(params)}")
-        return params[-1]
-
-    fn = param("f") if form == "call" else None
-    parts = [f"e[{param('r')}]" if p == "S" else param("c") for p in pattern]
-    args, kws = parts[:len(parts) - len(names)], parts[len(parts) - len(names):]
-    target = f"e[{param('o')}]" if write else None
-    if form == "call":
-        call = f"{fn}({', '.join(args + [f'{k}={v}' for k, v in zip(names, kws, strict=True)])})"
-    elif form == "getitem":
-        call = f"{args[0]}[{args[1]}]"
-    elif form == "setitem":
-        call = None
-        lines = [f"{args[0]}[{args[1]}] = {args[2]}"]
-    elif form in _IN_PLACE.values():
-        call = None
-        if target is None or target == args[0]:
-            lines = [f"{args[0]} {form} {args[1]}"]
-        else:
-            lines = [f"{target} = {args[0]}", f"{target} {form} {args[1]}"]
-        target = None
-    elif len(args) == 2:
-        call = f"{args[0]} {form} {args[1]}"
-    else:
-        call = f"{form}{args[0]}"
-    if call is not None:
-        lines = [f"{target} = {call}" if target else call]
-    lines += [f"e[{param('k')}] = None" for _ in range(n_clears)]
-    return lines, params
-
-
-def _slow_step(e: tuple, ordinal: int, writes: tuple, clears: tuple, reg: dict) -> Callable:
+def _slow_step(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple,
+               reg: dict) -> Callable:
     """The step of any entry: its source rendered in full (guards, nested arguments,
     several results)."""
     src = _Source()
@@ -364,9 +342,63 @@ def _slow_step(e: tuple, ordinal: int, writes: tuple, clears: tuple, reg: dict) 
             name = regs[r] = src.param(r, "r")
         return f"e[{name}]"
 
-    body = _statements(e, ordinal, writes, clears, src, lambda k: put(reg[k]), put)
+    body = _statements(entry, ordinal, writes, clears, src, lambda k: put(reg[k]), put)
     return _make_step(_code("\n".join(body) + "|" + ",".join(src.names), body, src.names),
                       src.values)
+
+
+def _live(entries: list, reads: list, outputs: set) -> list[int]:
+    """The entries kept, in order: walking back from the outputs, the guards, the effects
+    and the steps whose results a later kept entry reads (or the plan returns)."""
+    live = set(outputs)
+    kept = []
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if type(e) is Guard or e.effect or not live.isdisjoint(e.outputs):
+            kept.append(i)
+            live.update(reads[i])
+    kept.reverse()
+    return kept
+
+
+class _Places:
+    """The places of a plan's environment list: ``n`` made so far, ``free`` ones to take."""
+
+    __slots__ = ("free", "n")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.free: list[int] = []
+
+    def take(self) -> int:
+        if self.free:
+            return self.free.pop()
+        self.n += 1
+        return self.n - 1
+
+
+def _writes(eqn: Eqn, reg: dict, dying: list, places: _Places, last: dict) -> tuple:
+    """The place each result of ``eqn`` goes to (None for one nothing reads), set in
+    ``reg``: a place of an operand dying here if any, else a free one.  An in-place step
+    writes its result before it reads its operand: its target's place, or a free one."""
+    in_place = eqn.effect and eqn.fn in _IN_PLACE
+    writes = []
+    for o in eqn.outputs:
+        if o is None or o not in last:  # no result, or one nothing reads
+            writes.append(None)
+            continue
+        if in_place:
+            target = reg[eqn.args[0].k]
+            if target in dying:
+                dying.remove(target)
+                r = target
+            else:
+                r = places.take()
+        else:
+            r = dying.pop() if dying else places.take()
+        reg[o] = r
+        writes.append(r)
+    return tuple(writes)
 
 
 class Plan:
@@ -385,14 +417,14 @@ class Plan:
         self._meta = tape.meta
         # Outputs: a Slot, or a constant (copied at each call when it is an array).
         self._out_template = outputs
-        self.guard_values = tuple(e[3] for e in tape.entries if e[0] == GUARD)
+        self._guard_values: tuple | None = None
         self._steps: list | None = None
         self._blank: list = []
         self._outs: list = []
         self._compiled: Callable | None = None
         # fnp.random generators the plan draws from and does not make: put back as they
         # were when a guard fails, so that the plan run next draws what eager would.
-        self._held = held_generators(tape.entries)
+        self._held: tuple | None = None  # read at the first run: the trace is spared it
         self.hits = 0
         # What the function read besides its arguments (funcgrad.reads.World), or None:
         # checked before each replay.
@@ -405,18 +437,7 @@ class Plan:
         entries = self._entries
         reads = [_reads(e) for e in entries]
         out_slots = {t.k for t in self._out_template if type(t) is Slot}
-        live = set(out_slots)
-        kept = []
-        for i in range(len(entries) - 1, -1, -1):
-            e = entries[i]
-            kind, out = e[0], e[4]
-            if kind == GUARD or kind == EFFECT or (
-                out in live if type(out) is int else
-                out is not None and any(o in live for o in out if o is not None)
-            ):
-                kept.append(i)
-                live.update(reads[i])
-        kept.reverse()
+        kept = _live(entries, reads, out_slots)
         last: dict[int, int] = {}
         for i in kept:
             for s in reads[i]:
@@ -425,62 +446,27 @@ class Plan:
         for s in out_slots:
             last[s] = end  # never released: returned
         reg = {k: k for k in range(self.n_inputs)}
-        free: list[int] = []
-        n_regs = self.n_inputs
+        places = _Places(self.n_inputs)
         layout = []
         for i in kept:
-            e = entries[i]
-            dying = []
+            dying: list[int] = []
             for s in reads[i]:
-                if last[s] == i:
-                    r = reg[s]
-                    if r not in dying:
-                        dying.append(r)
-            out = e[4] if e[0] != GUARD else None
-            if out is None:
-                writes = ()
-            else:
-                in_place = e[0] == EFFECT and e[1] in _IN_PLACE
-                writes = []
-                for o in (out if type(out) is tuple else (out,)):
-                    if o is None or o not in last:  # no result, or one nothing reads
-                        writes.append(None)
-                        continue
-                    if in_place:  # written before the operand is read: the target's or free
-                        target = reg[e[2][0].k]
-                        if target in dying:
-                            dying.remove(target)
-                            r = target
-                        elif free:
-                            r = free.pop()
-                        else:
-                            r = n_regs
-                            n_regs += 1
-                    elif dying:
-                        r = dying.pop()
-                    elif free:
-                        r = free.pop()
-                    else:
-                        r = n_regs
-                        n_regs += 1
-                    reg[o] = r
-                    writes.append(r)
-                writes = tuple(writes)
+                if last[s] == i and reg[s] not in dying:
+                    dying.append(reg[s])
+            e = entries[i]
+            writes = () if type(e) is Guard else _writes(e, reg, dying, places, last)
             layout.append((writes, tuple(dying)))
-            free.extend(dying)
-        return kept, layout, reg, n_regs, last
+            places.free.extend(dying)
+        return kept, layout, reg, places.n, last
 
     def _build(self) -> None:
-        # The trace made a (shape, dtype) pair per slot; most are equal: keep one of each.
-        pairs: dict = {}
-        self._meta = [pairs.setdefault(m, m) for m in self._meta]
         kept, layout, reg, n_regs, _ = self._schedule()
         steps = []
         ordinal = 0
         entries = self._entries
         for i, (writes, clears) in zip(kept, layout, strict=True):
             e = entries[i]
-            if e[0] == GUARD:
+            if type(e) is Guard:
                 step = _slow_step(e, ordinal, writes, clears, reg)
                 ordinal += 1
             else:
@@ -493,20 +479,33 @@ class Plan:
                       for t in self._out_template]
         self._steps = steps
 
+    @property
+    def guard_values(self) -> tuple:
+        """The value each guard saw when traced, in order."""
+        if self._guard_values is None:
+            self._guard_values = tuple(e.expected for e in self._entries if type(e) is Guard)
+        return self._guard_values
+
     # -- running ----------------------------------------------------------------
     def run(self, inputs: list) -> list:
         """The output leaves for new ``inputs`` (raw arrays, in the traced order)."""
-        if self._held:
+        held = self._held
+        if held is None:
+            held = self._held = held_generators(self._entries)
+        if held:
             return self._run_drawing(inputs)
         compiled = self._compiled
         if compiled is not None:
             return compiled(*inputs)
+        return self._run_steps(inputs)
+
+    def _run_steps(self, inputs: list) -> list:
         if self._steps is None:
             self._build()
-        e = inputs + self._blank
+        env = inputs + self._blank  # the environment: a place per live value
         for step in self._steps:
-            step(e)
-        return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+            step(env)
+        return [env[r] if r is not None else _fresh(c) for r, c in self._outs]
 
     def _run_drawing(self, inputs: list) -> list:
         """:meth:`run`, the generators it draws from restored if a guard fails (the draws
@@ -519,12 +518,7 @@ class Plan:
             try:
                 if self._compiled is not None:
                     return self._compiled(*inputs)
-                if self._steps is None:
-                    self._build()
-                e = inputs + self._blank
-                for step in self._steps:
-                    step(e)
-                return [e[r] if r is not None else _fresh(c) for r, c in self._outs]
+                return self._run_steps(inputs)
             except GuardFailed:
                 restore_generators(self._held, saved)
                 raise
@@ -553,7 +547,7 @@ class Plan:
         for i, (writes, clears) in zip(kept, layout, strict=True):
             e = self._entries[i]
             lines += _statements(e, ordinal, writes, (), src, lambda k: local(reg[k]), local)
-            ordinal += e[0] == GUARD
+            ordinal += type(e) is Guard
             lines += [f"del {local(r)}" for r in clears]
         outs = [local(reg[t.k]) if type(t) is Slot else f"fresh({src.param(t)})"
                 for t in self._out_template]
@@ -585,15 +579,14 @@ class Plan:
             e = self._entries[i]
             reads = tuple(dict.fromkeys(_reads(e)))
             freed = tuple(s for s in reads if last.get(s) == i)
-            if e[0] == GUARD:
-                out.append(Step(n, f"guard {e[5]}", "guard", reads, (), freed,
-                                f"%{e[2]} == {_short(e[3])}", (), None, e[6]))
+            if type(e) is Guard:
+                out.append(Step(n, f"guard {e.name}", "guard", reads, (), freed,
+                                f"%{e.slot} == {_short(e.expected)}", (), None, e.where))
                 continue
-            outs = tuple(o for o, w in zip(_as_tuple(e[4]), writes, strict=True)
-                         if w is not None)
+            outs = tuple(o for o, w in zip(e.outputs, writes, strict=True) if w is not None)
             shape, dtype = meta[outs[0]] if outs else ((), None)
-            out.append(Step(n, e[5], "in-place" if e[0] == EFFECT else "call", reads, outs,
-                            freed, _args_text(e[2], e[3]), shape, dtype))
+            out.append(Step(n, e.name, "in-place" if e.effect else "call", reads, outs,
+                            freed, _args_text(e.args, e.kwargs), shape, dtype))
         return tuple(out)
 
     def _slot_meta(self) -> list:
@@ -759,12 +752,6 @@ class Plan:
         return (f"<div><p><b>{esc(self._summary())}</b></p>{svg}<details><summary>steps"
                 f"</summary><table class='funcgrad-plan'><thead><tr>{head}</tr></thead><tbody>"
                 f"{''.join(body)}</tbody></table></details></div>")
-
-
-def _as_tuple(out: Any) -> tuple:
-    if out is None:
-        return ()
-    return (out,) if type(out) is int else out
 
 
 def _args_text(targs: tuple, tkw: dict | None) -> str:

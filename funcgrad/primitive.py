@@ -8,6 +8,14 @@ positional argument.  Rules receive the output gradient (or input tangent), the
 output and the arguments, and are written with ``funcgrad.numpy`` so that they
 are themselves differentiable -- which is all higher orders need.
 
+One way in: :func:`bind` is the general entry of every call.  It unwraps
+Nodes and records the result, makes array-likes arrays, hands arrays that run
+primitives themselves (fg.replay's, fg.vmap's: :mod:`funcgrad.arrays`) to
+their runners, and through :func:`failed` turns other libraries' errors into
+documented ones.  ``Primitive.__call__`` and the unary and binary doors are
+fast paths for NumPy data and Nodes of it, and give everything else to
+``bind``: a new kind of argument (batching, complex dispatch) extends it alone.
+
 >>> import numpy
 >>> cube = primitive(lambda x: x ** 3)
 >>> defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
@@ -23,71 +31,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy
-
+from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
-from .errors import (
-    FuncgradError,
-    FuncgradIndexError,
-    FuncgradTypeError,
-    FuncgradValueError,
-    MissingRuleError,
-    NodeConversionError,
-    describe_arguments,
-)
-from .node import ACTIVE, Node, make_node
-
-# Errors an array library raises that funcgrad does not document (an index out of
-# range, a huge Python int, an object array's missing method, nesting too deep, a
-# date NumPy cannot read):
-# raised by one of funcgrad's own primitives, each becomes the documented error
-# that fits, naming the primitive and describing its arguments.  A user
-# primitive's errors are the user's own and pass unchanged.
-# MemoryError too: a result too large to allocate is a ValueError naming its size.
-_FOREIGN = (AttributeError, LookupError, ArithmeticError, RuntimeError, MemoryError,
-            numpy.ma.MAError)
-
-
-def translated(name: str, exc: BaseException, args: tuple, kwargs: dict | None) -> Any:
-    """The documented error standing for ``exc``, raised by funcgrad's ``name`` called
-    with ``args``; None when ``exc`` is documented already."""
-    if isinstance(exc, (FuncgradError, FloatingPointError)) or not isinstance(exc, _FOREIGN):
-        return None
-    text = f"{name}: {exc} ({describe_arguments(args, kwargs)})"
-    if isinstance(exc, IndexError):
-        return FuncgradIndexError(text)
-    if isinstance(exc, (AttributeError, KeyError, NotImplementedError)):
-        return FuncgradTypeError(text)
-    return FuncgradValueError(text)
-
-
-def _reraise(prim: Any, exc: BaseException, args: tuple, kwargs: dict | None) -> None:
-    err = translated(prim.name, exc, args, kwargs) if prim.library else None
-    if err is None:
-        raise exc
-    raise err from exc
-
-
-def guarded(fun: Callable, name: str) -> Callable:
-    """``fun`` (one of funcgrad's own functions) raising only documented errors.
-
-    The errors of :func:`translated` become documented ones, as primitives'
-    do; for the public functions of ``funcgrad.numpy`` and ``funcgrad.nn`` that
-    are not primitives themselves.
-    """
-
-    @functools.wraps(fun)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fun(*args, **kwargs)
-        except _FOREIGN as exc:
-            err = translated(name, exc, args, kwargs)
-            if err is None:
-                raise
-            raise err from exc
-
-    return call
-
+from .errors import FuncgradTypeError, MissingRuleError
+from .node import ACTIVE, Node, make_node, raw_args
+from .pickling import by_reference, importable_name
+from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
@@ -109,24 +58,12 @@ class Primitive:
     True
     """
 
-    __slots__ = (
-        "__dict__",
-        "__wrapped__",
-        "differentiable",
-        "impl",
-        "jvp_joint",
-        "jvps",
-        "library",
-        "name",
-        "numpy_impl",
-        "vjp_joint",
-        "vjps",
-    )
+    __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
+                 "library", "name", "numpy_impl", "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
-        # ``impl`` finds the namespace of its arguments itself; ``numpy_impl``,
-        # when given, is called directly when every argument is NumPy data or a
-        # Python number -- the common case, spared one call and one dispatch.
+        # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
+        # directly on NumPy data and Python numbers: the common case, spared a dispatch.
         self.impl = impl
         self.numpy_impl = numpy_impl or impl
         self.name = name or getattr(impl, "__name__", "primitive")
@@ -138,9 +75,8 @@ class Primitive:
         # Optional rule giving the output tangent from all argument tangents:
         # (pairs of (position, tangent), ans, args, kwargs) -> tangent.
         self.jvp_joint: Callable | None = None
-        # Whether the rules are funcgrad's own (the funcgrad.numpy families): a
-        # fold runs them with the cycle collector paused, and any other rule --
-        # user code -- with the collector as the user left it.
+        # Whether the rules are funcgrad's own (funcgrad.numpy's): a fold runs them with
+        # the cycle collector paused, user rules with the collector as the user left it.
         self.library = False
         self.__wrapped__ = impl
         self.__doc__ = getattr(impl, "__doc__", None)  # in __dict__: help() and Jupyter read it
@@ -160,14 +96,12 @@ class Primitive:
         return f"<primitive {self.name}>"
 
     def __reduce__(self) -> tuple:
-        # A primitive found under its module and name (every primitive of funcgrad,
-        # and users' module-level ones) pickles by reference, as functions do: the
-        # worker that unpickles it gets that very object, rules included.  Others
-        # (made in a function, or in __main__) pickle by value, for cloudpickle.
-        found = _named(self)
+        # By reference where it is found under its module and name, as functions are
+        # (funcgrad.pickling); else by value, for cloudpickle.
+        found = importable_name(self)
         if found is not None:
-            return _by_reference, found
-        state = {k: v for k, v in self.__dict__.items()}
+            return by_reference, found
+        state = dict(self.__dict__)
         for field in ("vjps", "jvps", "vjp_joint", "jvp_joint"):
             state[field] = getattr(self, field)
         return _by_value, (type(self), self.impl, self.name, self.numpy_impl, state)
@@ -175,30 +109,11 @@ class Primitive:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
             if type(a) not in NUMPY_TYPES:
-                return self._dispatch(args, kwargs)
+                return bind(self, args, kwargs)
         try:
             return self.numpy_impl(*args, **kwargs)
-        except TypeError:  # a list or tuple argument holds Nodes (or device arrays)
-            converted = array_likes(args)
-            if converted is None:
-                return _batched_inside(self, args, kwargs)
-            return self(*converted, **kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, args, kwargs)
-
-    def _dispatch(self, args: tuple, kwargs: dict) -> Any:
-        """Arguments that are not all NumPy data: record if any is a Node, whatever its
-        position; else compute in the namespace of the raw arrays."""
-        for a in args:
-            if type(a) is Node:
-                return bind(self, args, kwargs)
-        converted = array_likes(args)
-        if converted is not None:
-            return self(*converted, **kwargs)
-        try:
-            return foreign(self, args, kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, args, kwargs)
+        except Exception as exc:  # noqa: BLE001  (failed re-raises what it cannot mend)
+            return failed(self, exc, args, kwargs)
 
     def vjp(self, g: Any, ans: Any, args: tuple, kwargs: dict | None, parents: list) -> list:
         """The gradients of the arguments in ``parents`` (``(position, Node)`` pairs)."""
@@ -212,30 +127,6 @@ class Primitive:
                 raise MissingRuleError(f"primitive {self.name!r} has no VJP rule for argument {i}")
             out.append(rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args))
         return out
-
-
-def _named(obj: Any) -> tuple[str, str] | None:
-    """``(module, qualname)`` under which ``obj`` itself can be imported, or None."""
-    module = obj.__dict__.get("__module__")
-    qualname = obj.__dict__.get("__qualname__")
-    if not module or not qualname or module == "__main__" or "<locals>" in qualname:
-        return None
-    try:
-        return (module, qualname) if _by_reference(module, qualname) is obj else None
-    except (ImportError, AttributeError):
-        return None
-
-
-def _by_reference(module: str, qualname: str) -> Any:
-    """The object named ``qualname`` in ``module`` (what a pickled reference names)."""
-    obj = sys.modules.get(module)
-    if obj is None:
-        import importlib
-
-        obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _by_value(cls: type, impl: Callable, name: str, numpy_impl: Callable, state: dict) -> Any:
@@ -255,30 +146,25 @@ class UnaryPrimitive(Primitive):
         if t in NUMPY_TYPES:
             try:
                 return self.numpy_impl(x, **kwargs) if kwargs else self.numpy_impl(x)
-            except TypeError:  # a list or tuple holding Nodes (or device arrays)
-                converted = array_likes((x,))
-                if converted is None:
-                    return _batched_inside(self, (x,), kwargs)
-                return self(*converted, **kwargs)
-            except _FOREIGN as exc:
-                _reraise(self, exc, (x,), kwargs)
-        if t is Node:
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x,), kwargs)
+        if t is Node and 0 in self.differentiable:
             graphs = x.graphs
-            if 0 in self.differentiable and graphs <= ACTIVE.get():  # bind's common case
-                v = x.value
-                try:
-                    if type(v) in NUMPY_TYPES:
-                        value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
-                    else:
-                        value = foreign(self, (v,), kwargs)
-                except _FOREIGN as exc:
-                    _reraise(self, exc, (x,), kwargs)
-                return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
-            return bind(self, (x,), kwargs)
-        try:
-            return foreign(self, (x,), kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, (x,), kwargs)
+            active = ACTIVE.get()
+            if not graphs <= active:  # a graph is finished or folded (higher orders): x is
+                graphs = graphs & active  # on the others only, or a constant (bind's)
+                if not graphs:
+                    return bind(self, (x,), kwargs)
+            v = x.value
+            try:
+                if type(v) not in NUMPY_TYPES:
+                    value = foreign(self, (v,), kwargs)
+                else:
+                    value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x,), kwargs)
+            return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
+        return bind(self, (x,), kwargs)
 
 
 class BinaryPrimitive(Primitive):
@@ -288,182 +174,132 @@ class BinaryPrimitive(Primitive):
 
     def __call__(self, x: Any, y: Any, **kwargs: Any) -> Any:
         tx, ty = type(x), type(y)
-        if tx in NUMPY_TYPES and ty in NUMPY_TYPES:
-            try:
-                return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
-            except TypeError:  # a list or tuple holding Nodes (or device arrays)
-                converted = array_likes((x, y))
-                if converted is None:
-                    return _batched_inside(self, (x, y), kwargs)
-                return self(*converted, **kwargs)
-            except _FOREIGN as exc:
-                _reraise(self, exc, (x, y), kwargs)
-        if tx is Node and ty in NUMPY_TYPES:  # bind's common cases: one Node, one constant
-            node, i, xv, yv = x, 0, x.value, y
-        elif ty is Node and tx in NUMPY_TYPES:
-            node, i, xv, yv = y, 1, x, y.value
-        else:
-            return self._dispatch((x, y), kwargs)
-        graphs = node.graphs
-        if i not in self.differentiable or not graphs <= ACTIVE.get():
+        if tx in NUMPY_TYPES:
+            if ty in NUMPY_TYPES:
+                try:
+                    return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+                except Exception as exc:  # noqa: BLE001
+                    return failed(self, exc, (x, y), kwargs)
+            if ty is not Node or 1 not in self.differentiable:
+                return bind(self, (x, y), kwargs)
+            node, xv, yv = y, x, y.value  # one Node, one constant: the common cases
+        elif tx is not Node:
             return bind(self, (x, y), kwargs)
-        try:
-            if type(node.value) in NUMPY_TYPES:
+        elif ty is Node:
+            return self._nodes(x, y, kwargs)
+        elif ty in NUMPY_TYPES and 0 in self.differentiable:
+            node, xv, yv = x, x.value, y
+        else:
+            return bind(self, (x, y), kwargs)
+        graphs = node.graphs
+        if graphs <= ACTIVE.get():
+            v = node.value
+            try:
+                if type(v) in NUMPY_TYPES:
+                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                if tx not in SEQUENCES and ty not in SEQUENCES:  # else bind: other namespaces
+                    value = foreign(self, (xv, yv), kwargs)      # may not refuse Nodes in lists
+                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x, y), kwargs)
+        return bind(self, (x, y), kwargs)
+
+    def _nodes(self, x: Node, y: Node, kwargs: dict) -> Any:
+        """Two Nodes: the common case (NumPy data, rules for both, live graphs) spared
+        bind's loop."""
+        graphs = x.graphs if x.graphs is y.graphs else x.graphs | y.graphs
+        xv, yv, differentiable = x.value, y.value, self.differentiable
+        if (type(xv) in NUMPY_TYPES and type(yv) in NUMPY_TYPES and 0 in differentiable
+                and 1 in differentiable and graphs <= ACTIVE.get()):
+            try:
                 value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
-            elif type(xv) in _SEQUENCES or type(yv) in _SEQUENCES:
-                return bind(self, (x, y), kwargs)  # other namespaces may not raise on Nodes
-            else:
-                value = foreign(self, (xv, yv), kwargs)
-        except NodeConversionError:  # the constant is a list or tuple holding Nodes
-            converted = array_likes((x, y))
-            if converted is None:
-                raise
-            return self(*converted, **kwargs)
-        except _FOREIGN as exc:
-            _reraise(self, exc, (x, y), kwargs)
-        return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+            except Exception as exc:  # noqa: BLE001
+                return failed(self, exc, (x, y), kwargs)
+            rank = x.rank if x.rank > y.rank else y.rank  # noqa: FURB136  (max() costs a call)
+            return make_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
+        return bind(self, (x, y), kwargs)
 
 
 def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
-    """Apply ``prim`` to arguments some of which are Nodes; record the result."""
+    """Apply ``prim`` to ``args``, whatever they are; record the result on the graphs
+    of the Nodes among them.  The general entry of every primitive call."""
     graphs = None
     rank = 0
     raw = list(args)
-    ruleless = None
+    native = True  # every raw argument NumPy data: numpy_impl computes
+    sequences = ruleless = False
     differentiable = prim.differentiable
-    impl = prim.numpy_impl
-    sequences = False
     for i, a in enumerate(args):
         t = type(a)
         if t is Node:
             raw[i] = v = a.value
             if type(v) not in NUMPY_TYPES:
-                impl = None  # not NumPy: computed by foreign()
+                native = False
             g = a.graphs
             if graphs is None:
                 graphs = g
             elif g is not graphs:
                 graphs = graphs | g
-            r = a.rank
-            if r >= rank:
-                rank = r + 1
+            if a.rank >= rank:
+                rank = a.rank + 1
             if i not in differentiable:
-                ruleless = i
-        elif t in _SEQUENCES:
+                ruleless = True
+        elif t in SEQUENCES:
             sequences = True
         elif t not in NUMPY_TYPES:
-            impl = None
-    if _BATCHED and (impl is None or sequences):  # vmap: a batched value of a newer level
-        run = _batched_first(args, graphs)         # than every graph is unwrapped first
-        if run is not None:
-            return run(prim, args, kwargs)
-    if sequences and (impl is None or impl is prim.impl):  # other namespaces may not raise
-        converted = array_likes(args)                       # on Nodes in lists
-        if converted is not None:
-            return prim(*converted, **kwargs)
+            native = False
+    if sequences or not native:
+        value = run_first(prim, args, kwargs, graphs, sequences, native)
+        if value is not UNRUN:
+            return value
     try:
-        if impl is None:
+        if not native:
             value = foreign(prim, raw, kwargs)
         else:
-            value = impl(*raw, **kwargs) if kwargs else impl(*raw)
-    except NodeConversionError:  # another argument is a list or tuple holding Nodes
-        converted = array_likes(args)
-        if converted is None:
-            raise
-        return prim(*converted, **kwargs)
-    except _FOREIGN as exc:
-        _reraise(prim, exc, tuple(raw), kwargs)
+            value = prim.numpy_impl(*raw, **kwargs) if kwargs else prim.numpy_impl(*raw)
+    except Exception as exc:  # noqa: BLE001
+        return failed(prim, exc, args, kwargs, graphs)
+    if graphs is None:  # no Node: nothing to record
+        return value
     active = ACTIVE.get()
-    if not graphs <= active:  # some graph is finished, or being folded
-        graphs = graphs & active
-        if not graphs:
-            return value
-        # Keep no reference to Nodes that are constants here.
-        args = tuple([
-            r if type(a) is Node and a.graphs.isdisjoint(active) else a
-            for a, r in zip(args, raw, strict=True)
-        ])
-    if ruleless is not None:
-        _check_rules_exist(prim, args)
+    if graphs <= active and not ruleless:
+        return make_node(value, graphs, prim, args, kwargs or None, rank)
+    return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank, ruleless)
+
+
+def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: frozenset,
+                   args: tuple, raw: list, kwargs: dict, rank: int, ruleless: bool) -> Any:
+    """bind's rarer end: record on the graphs still recorded on (not on finished ones,
+    nor on one being folded), keeping no reference to the Nodes that are constants
+    here; refuse a Node where ``prim`` has no rule."""
+    graphs = graphs & active
+    if not graphs:
+        return value
+    args = tuple([r if type(a) is Node and a.graphs.isdisjoint(active) else a
+                  for a, r in zip(args, raw, strict=True)])
+    for i, a in enumerate(args):
+        if ruleless and type(a) is Node and i not in prim.differentiable:
+            raise MissingRuleError(
+                f"primitive {prim.name!r} has no derivative rule for argument {i} "
+                f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp")
     return make_node(value, graphs, prim, args, kwargs or None, rank)
 
 
-# -- arrays that run primitives themselves --------------------------------------
-# fg.replay traces a function with its arrays wrapped in recording types; such a
-# type registers a runner, called instead of ``prim.impl`` when an argument is one
-# of its arrays, which records the call as one step of a plan.  The NumPy fast
-# path never looks here: only arguments of other namespaces do.
-
-_RUNNERS: dict[type, Callable] = {}
-
-
-def register_runner(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute a primitive given an ``array_type`` argument."""
-    _RUNNERS[array_type] = run
-
-
-def foreign(prim: Primitive, args: Any, kwargs: dict) -> Any:
-    """``prim`` on raw arguments that are not all NumPy data: by the runner of an
-    argument's type when there is one, else by ``prim.impl`` in their namespace."""
-    if _BATCHED:  # vmap's batched values first: their rules call the other runners
-        run = _batched_first(args, None)
-        if run is not None:
-            return run(prim, tuple(args), kwargs)
-    if _RUNNERS:
-        for a in args:
-            run = _RUNNERS.get(type(a))
-            if run is not None:
-                return run(prim, tuple(args), kwargs)
-    return prim.impl(*args, **kwargs)
-
-
-# -- batched values (fg.vmap) --------------------------------------------------
-# vmap maps a function over an axis by calling it once with batched values: a
-# registered type holding (value, batch axis, level).  A primitive given one runs
-# its batching rule (``defbatch``) instead of its function.  Levels and graphs
-# share one order (creation): where a Node's graphs are all older than a batched
-# argument's level, the batched value is unwrapped first and the Node is a
-# constant of the rule; otherwise the Node is unwrapped first, as any Node is.
-
-_BATCHED: dict[type, Callable] = {}
-
-
-def register_batched(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
-    (one with a ``level`` attribute of an ``ordinal``), before any other runner."""
-    _BATCHED[array_type] = run
-
-
-def _batched_first(args: Any, graphs: Any) -> Callable | None:
-    """The runner of the newest batched argument (also inside a list or tuple argument),
-    when it is newer than every graph in ``graphs``; else None."""
-    newest, run = -1, None
-    for a in args:
-        t = type(a)
-        if t in _BATCHED:
-            if a.level.ordinal > newest:
-                newest, run = a.level.ordinal, _BATCHED[t]
-        elif t is list or t is tuple:
-            for b in a:
-                if type(b) in _BATCHED and b.level.ordinal > newest:
-                    newest, run = b.level.ordinal, _BATCHED[type(b)]
-    if run is None:
-        return None
-    if graphs:  # graphs still recorded on (a finished graph's Nodes are constants)
-        active = ACTIVE.get()
-        live = [g.ordinal for g in graphs if g in active]
-        if live and newest < max(live):
-            return None
-    return run
-
-
-def _batched_inside(prim: Primitive, args: tuple, kwargs: dict) -> Any:
-    """Within ``except TypeError``: a batched value inside a tuple argument (an index)
-    reached raw code, which refused it: the call is batched instead; else re-raise."""
-    run = _batched_first(args, None) if _BATCHED else None
-    if run is None:
-        raise  # noqa: PLE0704  (the TypeError being handled)
-    return run(prim, args, kwargs)
+def failed(prim: Primitive, exc: Exception, args: tuple, kwargs: dict, graphs: Any = None) -> Any:
+    """The one handler of a primitive's errors, called within ``except``: a
+    ``TypeError`` from an array-like (a list holding Nodes or device arrays) or a
+    batched value inside a tuple is mended by calling again without it; other
+    libraries' errors from funcgrad's own primitives become documented ones
+    (funcgrad.translation); anything else is raised unchanged."""
+    if isinstance(exc, TypeError):
+        value = mend(prim, args, kwargs, graphs)
+        if value is UNRUN:
+            raise exc
+        return value
+    if not prim.library:  # a user primitive's errors are the user's own
+        raise exc
+    documented(prim.name, exc, raw_args(args), kwargs)
 
 
 def defbatch(prim: Primitive, rule: Callable) -> None:
@@ -490,83 +326,6 @@ def defbatch(prim: Primitive, rule: Callable) -> None:
     if not callable(rule):
         raise FuncgradTypeError(f"defbatch: the rule for {prim.name!r} must be callable")
     prim.batch = rule
-
-
-# -- array-likes: lists and tuples that hold Nodes -------------------------------
-# NumPy takes nested lists of numbers as arrays; so does funcgrad, when they
-# hold Nodes too: such an argument becomes one Node (``fnp.array`` of it) and
-# the gradient flows through every Node inside.  The converter lives a layer
-# up and is registered when funcgrad.numpy is imported.
-
-_to_array: list[Callable] = []
-_SEQUENCES = (list, tuple)
-
-
-def register_array_like(convert: Callable) -> None:
-    """Set the function that turns a (nested) list holding Nodes into one Node."""
-    _to_array[:] = [convert]
-
-
-def _any_inside(obj: Any, kinds: tuple, found: Callable[[Any], bool]) -> bool:
-    """Whether some item of ``obj``, a list or tuple, at any depth inside lists and tuples
-    of ``kinds``, is ``found``.  Without recursion: any depth, and lists holding themselves."""
-    stack, seen = [obj], set()
-    while stack:
-        o = stack.pop()
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        for item in o:
-            if type(item) in kinds:
-                stack.append(item)
-            elif found(item):
-                return True
-    return False
-
-
-def _is_node(x: Any) -> bool:
-    return type(x) is Node
-
-
-def holds_node(obj: Any) -> bool:
-    """Whether ``obj`` is a Node, or a list or tuple holding one at any depth."""
-    t = type(obj)
-    if t is Node:
-        return True
-    return (t is list or t is tuple) and _any_inside(obj, _SEQUENCES, _is_node)
-
-
-def _is_device_array(x: Any) -> bool:
-    return type(x) not in NUMPY_TYPES and hasattr(x, "shape")
-
-
-def _holds_device_array(obj: Any) -> bool:
-    """Whether a list holds (at any depth) an array that is not NumPy's (CuPy, Dask...)."""
-    return _any_inside(obj, (list,), _is_device_array)
-
-
-def _is_array_like(a: Any) -> bool:
-    # Tuples holding device arrays are left alone: they are indices (x[i, j]).
-    t = type(a)
-    return (t is list or t is tuple) and (holds_node(a) or t is list and _holds_device_array(a))
-
-
-def array_likes(args: tuple) -> tuple | None:
-    """``args`` with each list or tuple holding a Node -- or each list holding device
-    arrays, which NumPy cannot take -- made one array; None if there is none."""
-    if not _to_array or not any(_is_array_like(a) for a in args):
-        return None
-    convert = _to_array[0]
-    return tuple(convert(a) if _is_array_like(a) else a for a in args)
-
-
-def _check_rules_exist(prim: Primitive, args: tuple) -> None:
-    for i, a in enumerate(args):
-        if type(a) is Node and i not in prim.differentiable:
-            raise MissingRuleError(
-                f"primitive {prim.name!r} has no derivative rule for argument {i} "
-                f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp"
-            )
 
 
 def primitive(fun: Callable) -> Primitive:

@@ -109,8 +109,12 @@ class Replayed:
         self.max_plans = max_plans
         self.fallback = bool(fallback)
         self.compile_after = compile_after
-        self._params = _parameters(fun)
-        self._static = _Statics(static_argnums, static_argnames, self._params)
+        # The names of the positional parameters: read (inspect.signature is slow) for
+        # static arguments and for the message of a refused argument only.
+        statics = static_argnums not in ((), None) or static_argnames not in ((), None)
+        self._params = _parameters(fun) if statics else _UNREAD
+        self._static = _Statics(static_argnums, static_argnames,
+                                self._params if statics else None)
         # signature -> list of plans (most recently used first), or _EAGER
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._n_plans = 0
@@ -169,57 +173,53 @@ class Replayed:
                 return self.fun(*args, **kwargs)
             return self._eager(args, kwargs)
         key = (key, static_key, debugging_nans())
-        lock = self._lock
-        with lock:
-            counts = self._counts
-            counts["calls"] += 1
+        with self._lock:
+            self._counts["calls"] += 1
             plans = self._cache.get(key)
             if plans is _EAGER:
                 self._cache.move_to_end(key)
-                counts["eager"] += 1
+                self._counts["eager"] += 1
             elif plans:
-                plan = plans[0]
+                first = plans[0]
         if plans is _EAGER:
             return self.fun(*args, **kwargs)
-        retrace = False
         if plans:
-            # The common case first: the plan used last holds.
-            world = plan.world
-            if (world is None or world.holds()) and plan.hits != self.compile_after:
-                try:
-                    leaves_out = plan.run(inputs)
-                except GuardFailed as failed:
-                    with lock:
-                        plans = tuple(plans)
-                    plan, leaves_out = self._run(plans, inputs, (plan, failed))
-                except Exception:  # noqa: BLE001  (the eager call raises eager's error)
-                    plan = _FAILED
-                else:
-                    with lock:
-                        counts["hits"] += 1
-                        plan.hits += 1
-                        cache = self._cache
-                        if plans and plans[0] is plan and cache.get(key) is plans:
-                            cache.move_to_end(key)
-                        else:  # evicted or reordered meanwhile (another thread)
-                            self._cache_hit(key, plan)
-                    return tree.unflatten(plan.out_treedef, leaves_out)
-            else:
-                with lock:
-                    plans = tuple(plans)
-                plan, leaves_out = self._run(plans, inputs)
+            plan, leaves_out = self._replay(key, plans, first, inputs)
             if plan is _FAILED:  # an error inside the plan: eager's own error, eagerly
-                with lock:
-                    counts["eager"] += 1
+                with self._lock:
+                    self._counts["eager"] += 1
                 return self.fun(*args, **kwargs)
             if plan is not None:
-                with lock:
-                    counts["hits"] += 1
-                    plan.hits += 1
-                    self._cache_hit(key, plan)
                 return tree.unflatten(plan.out_treedef, leaves_out)
-            retrace = True
-        return self._trace(key, args, kwargs, inputs, treedef, leaves, retrace)
+        return self._trace(key, args, kwargs, inputs, treedef, leaves, bool(plans))
+
+    def _replay(self, key: Any, plans: list, plan: Plan, inputs: list) -> tuple:
+        """``(plan, output leaves)`` as :meth:`_run` gives them, the hit counted; ``plan``,
+        the one used last (read under the lock), is tried first: the common case."""
+        lock = self._lock
+        world = plan.world
+        if (world is None or world.holds()) and plan.hits != self.compile_after:
+            try:
+                leaves_out = plan.run(inputs)
+            except GuardFailed as failed:
+                with lock:
+                    plans = tuple(plans)
+                plan, leaves_out = self._run(plans, inputs, (plan, failed))
+            except Exception:  # noqa: BLE001  (the eager call raises eager's error)
+                return _FAILED, None
+        else:
+            with lock:
+                plans = tuple(plans)
+            plan, leaves_out = self._run(plans, inputs)
+        if plan is not None and plan is not _FAILED:
+            with lock:
+                self._counts["hits"] += 1
+                plan.hits += 1
+                if plans and plans[0] is plan and self._cache.get(key) is plans:
+                    self._cache.move_to_end(key)
+                else:  # evicted or reordered meanwhile (another thread), or not the first
+                    self._cache_hit(key, plan)
+        return plan, leaves_out
 
     def _run(self, plans: tuple, inputs: list, first: tuple | None = None) -> tuple:
         """``(plan, output leaves)`` of the first plan whose world and guards hold;
@@ -273,16 +273,8 @@ class Replayed:
         roots = [self.fun, *static.values(args, kwargs)] if static.any else [self.fun]
         before = snapshot(roots)
         tape = Tape(self.fallback)
-        inputs_at = iter(tape.input(v) for v in inputs)
-        if treedef is None:  # the fast signature: positional arrays only
-            traced_args, traced_kwargs = tuple(inputs_at), {}
-        else:
-            dynamic = _dynamic_mask(leaves)
-            wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
-            traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
-            if static.any:
-                traced_args, traced_kwargs = static.join(traced_args, traced_kwargs, args,
-                                                         kwargs)
+        traced_args, traced_kwargs = self._traced_arguments(tape, inputs, treedef, leaves,
+                                                            args, kwargs)
         rng_watch = RandomWatch(self.fun, (args, kwargs))  # every argument, static ones too
         watch: list = []
         watch_token = HOOK_WATCH.set(watch)
@@ -295,82 +287,77 @@ class Replayed:
                 out = self.fun(*traced_args, **traced_kwargs)
             out_leaves, out_def = tree.flatten(out)
             del out
-            template, values = [], []
-            for leaf in out_leaves:
-                if is_traced(leaf):
-                    if leaf.tape is not tape:
-                        raise ReplayError("fg.replay: the function returned a traced value "
-                                          "of another call")
-                    template.append(leaf.mark)
-                    values.append(leaf.v)
-                elif type(leaf) is Node:
-                    raise ReplayError(
-                        "fg.replay: the function returned a funcgrad Node; replay functions "
-                        "that return arrays (wrap the combinator, as in "
-                        "fg.replay(fg.grad(f)), not the reverse)")
-                elif not _plain_output(leaf):
-                    raise ReplayError(
-                        f"fg.replay: the function returned a {type(leaf).__qualname__}, which "
-                        "is not a pytree of arrays: a replay would return the trace's own "
-                        "object at every call. Return arrays, numbers, or containers of them, "
-                        "or register the class as a pytree (fg.tree.register_dataclass, "
-                        "fg.tree.register_node)")
-                else:
-                    template.append(leaf)
-                    values.append(leaf)
+            template, values = _output_template(out_leaves, tape)
         finally:
             tape.open = False
             HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
             moved = rng_watch.stop()
-        why = None
-        if watch:
-            why = "hooks"  # documented: run eagerly, quietly
-        elif tape.tainted:
-            why = tape.tainted
-        elif before.clocks or opened:
-            what = (f"read the clock {before.clocks[0]}" if before.clocks else
-                    f"opened the file {opened[0]!r}")
-            if not self.fallback:
-                raise ReplayError(
-                    f"fg.replay: the function {what} while it was traced; a plan would keep "
-                    "what it read at every call. Read it outside and pass it in as an "
-                    "argument, or pass fallback=True to fg.replay to run such calls eagerly")
-            why = what
-        elif moved:
-            if not self.fallback:
-                raise ReplayError(
-                    f"fg.replay: the function drew random numbers from {moved} while it was "
-                    "traced; a plan would repeat those numbers at every call. Draw them with "
-                    "fnp.random (also fg.random: NumPy's API and numbers, whose draws are "
-                    "steps of the plan), or outside the function and pass them in, or pass "
-                    "fallback=True to fg.replay to run such calls eagerly")
-            why = moved
-        if why is None:
-            changed = before.changed(strict=True)
-            if changed is not None:
-                if not self.fallback:
-                    raise ReplayError(
-                        f"fg.replay: the function changed {changed} while it was traced; a "
-                        "plan cannot redo that, and would read the changed value at every "
-                        "call. Pass it in as an argument and return its new value, or pass "
-                        "fallback=True to fg.replay to run such calls eagerly")
-                why = changed
-        if why is not None:
+        why = "hooks" if watch else self._unreplayable(tape, before, opened, moved)
+        if why is not None:  # hooks: documented to run eagerly, quietly
             self._store(key, _EAGER)
         else:
-            plan = Plan(tape, template, out_def, _describe(inputs))
-            world = snapshot(roots)
-            plan.world = world if len(world) else None
-            n_bytes = sum(row[0].nbytes for row in world.arrays)
-            if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
-                warnings.warn(
-                    f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
-                    f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
-                    "which every call checks for changes; pass large or many values as "
-                    "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=3)
-            self._store(key, plan)
+            self._store(key, self._watched(Plan(tape, template, out_def, _describe(inputs)),
+                                           roots))
         return tree.unflatten(out_def, values)
+
+    def _traced_arguments(self, tape: Tape, inputs: list, treedef: Any, leaves: Any,
+                          args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments the function is traced with: each input a traced value of ``tape``."""
+        inputs_at = iter(tape.input(v) for v in inputs)
+        if treedef is None:  # the fast signature: positional arrays only
+            return tuple(inputs_at), {}
+        dynamic = _dynamic_mask(leaves)
+        wrapped = [next(inputs_at) if d else v for v, d in zip(leaves, dynamic, strict=True)]
+        traced_args, traced_kwargs = tree.unflatten(treedef, wrapped)
+        if self._static.any:
+            return self._static.join(traced_args, traced_kwargs, args, kwargs)
+        return traced_args, traced_kwargs
+
+    def _unreplayable(self, tape: Tape, before: Any, opened: list, moved: str | None,
+                      ) -> str | None:
+        """Why the trace cannot be a plan (None if it can): with ``fallback``, the reason;
+        without, it raises, naming what the function did."""
+        if tape.tainted:
+            return tape.tainted
+        if before.clocks or opened:
+            what = (f"read the clock {before.clocks[0]}" if before.clocks else
+                    f"opened the file {opened[0]!r}")
+            self._refuse(what, "while it was traced; a plan would keep what it read at every "
+                         "call. Read it outside and pass it in as an argument")
+            return what
+        if moved:
+            self._refuse(f"drew random numbers from {moved}",
+                         "while it was traced; a plan would repeat those numbers at every "
+                         "call. Draw them with fnp.random (also fg.random: NumPy's API and "
+                         "numbers, whose draws are steps of the plan), or outside the function "
+                         "and pass them in")
+            return moved
+        changed = before.changed(strict=True)
+        if changed is not None:
+            self._refuse(f"changed {changed}",
+                         "while it was traced; a plan cannot redo that, and would read the "
+                         "changed value at every call. Pass it in as an argument and return "
+                         "its new value")
+        return changed
+
+    def _refuse(self, what: str, why: str) -> None:
+        if not self.fallback:
+            raise ReplayError(f"fg.replay: the function {what} {why}, or pass fallback=True "
+                              "to fg.replay to run such calls eagerly")
+
+    def _watched(self, plan: Plan, roots: list) -> Plan:
+        """``plan``, watching what the function read besides its arguments."""
+        world = snapshot(roots)
+        plan.world = world if len(world) else None
+        n_bytes = sum(row[0].nbytes for row in world.arrays)
+        if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:
+            warnings.warn(
+                f"fg.replay({getattr(self.fun, '__name__', 'fun')}): the function reads "
+                f"{len(world)} places besides its arguments ({n_bytes} bytes of arrays), "
+                "which every call checks for changes; pass large or many values as "
+                "arguments (they cost nothing to watch)", ReplayWarning, stacklevel=4)
+        return plan
 
     def _store(self, key: Any, plan: Any) -> None:
         with self._lock:
@@ -420,6 +407,35 @@ class Replayed:
             break
         self._n_plans -= 1
         self._counts["evictions"] += 1
+
+
+def _output_template(out_leaves: list, tape: Tape) -> tuple[list, list]:
+    """``(template, values)`` of the function's output leaves: a traced leaf's slot and its
+    raw value, or a plain leaf itself (returned again by every replay)."""
+    template, values = [], []
+    for leaf in out_leaves:
+        if is_traced(leaf):
+            if leaf.tape is not tape:
+                raise ReplayError("fg.replay: the function returned a traced value "
+                                  "of another call")
+            template.append(leaf.mark)
+            values.append(leaf.v)
+        elif type(leaf) is Node:
+            raise ReplayError(
+                "fg.replay: the function returned a funcgrad Node; replay functions "
+                "that return arrays (wrap the combinator, as in "
+                "fg.replay(fg.grad(f)), not the reverse)")
+        elif not _plain_output(leaf):
+            raise ReplayError(
+                f"fg.replay: the function returned a {type(leaf).__qualname__}, which "
+                "is not a pytree of arrays: a replay would return the trace's own "
+                "object at every call. Return arrays, numbers, or containers of them, "
+                "or register the class as a pytree (fg.tree.register_dataclass, "
+                "fg.tree.register_node)")
+        else:
+            template.append(leaf)
+            values.append(leaf)
+    return template, values
 
 
 _FAILED = object()  # a step of the plan raised
@@ -524,6 +540,7 @@ def replay(fun: Callable | None = None, *, max_plans: int = 16, fallback: bool =
 
 
 _STATIC = object()  # where a static argument was, in the arguments flattened
+_UNREAD = object()  # parameter names not read yet
 
 
 def _parameters(fun: Callable) -> list[str] | None:
@@ -716,6 +733,8 @@ def _refused(replayed: Replayed, args: tuple, kwargs: dict, index: int, leaf: An
     except Exception:  # noqa: BLE001  (a message only)
         path = None
     if path:
+        if replayed._params is _UNREAD:
+            replayed._params = _parameters(replayed.fun)
         params = replayed._params or []
         if path[0] == 0 and len(path) > 1:
             pos = path[1]

@@ -29,7 +29,7 @@ allows it, is marked unreplayable and finishes eagerly.
 >>> with tape.active():
 ...     y = (x * x).sum()
 ...     positive = bool(y > 0)
->>> [entry[5] for entry in tape.entries]
+>>> [entry.name for entry in tape.entries]
 ['*', '.sum', '>', 'bool']
 """
 
@@ -45,31 +45,74 @@ import types
 import typing
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
 from . import backend
+from .arrays import register_runner
 from .backend import NUMPY_TYPES
 from .errors import ReplayError
 from .node import Node
-from .primitive import Primitive, register_runner
+from .primitive import Primitive
 
-# Entry kinds.  An entry is a tuple ``(kind, fn, args, kwargs, out, name)``:
-# ``args``/``kwargs`` are templates (Slots where traced arrays were), ``out``
-# a slot, a tuple of slots (None for results that are not new arrays), or None.
-# A guard is ``(GUARD, check, slot, expected, None, name, where)``.
-CALL, EFFECT, GUARD = 0, 1, 2
+
+class Eqn(NamedTuple):
+    """One recorded step: ``fn(*args, **kwargs)``, its results filling ``outputs``.
+
+    ``args`` and ``kwargs`` are templates: the arguments as given, a
+    :class:`Slot` where a traced value was.  ``outputs`` is always a tuple of
+    slot numbers: ``(k,)`` for a step that made one array, ``()`` for one that
+    made none; for a step whose result is a sequence (``unpack``), one entry per
+    item, None where an item is no new array.  An ``effect`` (an in-place update,
+    a draw) is kept even when nothing reads its results.
+
+    >>> step = Eqn(operator.mul, (Slot.of(0), 2.0), None, (1,), "*")
+    >>> step.args, step.outputs, step.effect
+    ((%0, 2.0), (1,), False)
+    """
+
+    fn: Callable
+    args: tuple
+    kwargs: dict | None
+    outputs: tuple
+    name: str
+    effect: bool = False
+    unpack: bool = False
+
+
+class Guard(NamedTuple):
+    """A value that traced data gave Python: ``check(value of slot) == expected`` held.
+
+    ``where`` is the ``file:line`` of the code that read it.
+
+    >>> Guard(operator.truth, 3, True, "bool", "loss.py:12").expected
+    True
+    """
+
+    check: Callable
+    slot: int
+    expected: Any
+    name: str
+    where: str
+
+
+_new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
 class Slot:
-    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``."""
+    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    __slots__ = ("k",)
+    Made once per number for the process, each with ``outputs``, the ``(k,)`` of
+    the steps that fill it: a trace allocates neither.
+    """
+
+    __slots__ = ("k", "outputs")
     _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
 
     def __init__(self, k: int):
         self.k = k
+        self.outputs = (k,)
 
     def __repr__(self) -> str:
         return f"%{self.k}"
@@ -77,9 +120,10 @@ class Slot:
     @classmethod
     def of(cls, k: int) -> Slot:
         made = cls._made
-        if len(made) <= k:  # made in blocks: one slot rarely comes alone
+        if len(made) <= k:  # made in blocks (an eighth more at a time): slots come in runs
             with _SLOTS_LOCK:  # two threads extending at once would number them wrong
-                made.extend(cls(i) for i in range(len(made), max(k + 1, 2 * len(made), 1024)))
+                n = len(made)
+                made.extend(cls(i) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
         return made[k]
 
 
@@ -111,11 +155,13 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "entries", "fallback", "inputs", "meta", "open", "tainted")
+    __slots__ = ("__weakref__", "entries", "fallback", "inputs", "last", "meta", "open",
+                 "tainted")
 
     def __init__(self, fallback: bool = False):
-        self.entries: list[tuple] = []
+        self.entries: list[Eqn | Guard] = []
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
+        self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
         self.open = True
         self.fallback = fallback
@@ -136,9 +182,8 @@ class Tape:
         t.tape = self
         t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
         # Shapes and dtypes are static (the signature fixes them): read once, here.
-        t.shape = shape = v.shape
-        t.dtype = dtype = v.dtype
-        meta.append((shape, dtype))
+        t.shape, t.dtype = meta_pair = _meta(self, v.shape, v.dtype)
+        meta.append(meta_pair)
         return t
 
     def input(self, v: Any) -> Traced:
@@ -188,26 +233,24 @@ class Tape:
         if t in _TRACED:  # the function returned a traced value itself: no new step
             return value
         if _is_array(t):
-            return _emit(self, fn, targs, tkw, value, name, check_shape,
-                         EFFECT if effect else CALL)
+            return _emit(self, fn, targs, tkw, value, name, check_shape, effect)
         if isinstance(value, (tuple, list)) and value:
             return self._results(fn, targs, tkw, value, name, check_shape, effect)
         if value is None:
             if effect or _holds_slot(targs) or _holds_slot(tkw):
-                self.entries.append((EFFECT, fn, targs, tkw, None, name))
+                self.entries.append(_new(Eqn, (fn, targs, tkw, (), name, True, False)))
             return None
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
         if t is float:  # a Python float made from traced data: traced itself, like the input
-            k = len(self.meta)
-            self.entries.append((CALL, fn, targs, tkw, k, name))
+            self.entries.append(Eqn(fn, targs, tkw, (len(self.meta),), name))
             return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
             self.meta.append(((), t.__name__))
-            self.entries.append((CALL, fn, targs, tkw, slot, name))
-            self.entries.append((GUARD, _SAME, slot, value, None, name, caller()))
+            self.entries.append(Eqn(fn, targs, tkw, (slot,), name))
+            self.entries.append(Guard(_SAME, slot, value, name, caller()))
             return value
         if isinstance(value, (numpy.dtype, type)):
             return value  # metadata
@@ -237,11 +280,11 @@ class Tape:
                 items.append(v)
                 outs.append(None)
         if any(o is not None for o in outs) or effect:
-            self.entries.append((EFFECT if effect else CALL, fn, targs, tkw, tuple(outs), name))
+            self.entries.append(Eqn(fn, targs, tkw, tuple(outs), name, effect, unpack=True))
             if check_shape:
                 for o, v in zip(outs, value, strict=True):
                     if o is not None:
-                        self.entries.append((GUARD, _SHAPE, o, v.shape, None, name, caller()))
+                        self.entries.append(Guard(_SHAPE, o, v.shape, name, caller()))
         if isinstance(value, list):
             return items
         if type(value) is tuple:
@@ -254,7 +297,7 @@ class Tape:
         """Record that ``check(traced) == value`` held; return ``value``."""
         if not self.open:
             raise ReplayError(_closed_message())
-        self.entries.append((GUARD, check, traced.slot, value, None, name, caller()))
+        self.entries.append(Guard(check, traced.slot, value, name, caller()))
         return value
 
     def escape(self, what: str) -> None:
@@ -338,18 +381,24 @@ def _deep(obj: Any, tape: Tape) -> tuple[Any, Any]:
     if t is list or t is tuple:
         pairs = [_deep(o, tape) for o in obj]
         raw = t(r for r, _ in pairs)
-        if t is tuple and all(m is o for (_, m), o in zip(pairs, obj, strict=True)):
+        if t is tuple and _unchanged(pairs, obj):
             return raw, obj
         return raw, t(m for _, m in pairs)
     if t is dict:
         pairs = {k: _deep(v, tape) for k, v in obj.items()}
         return {k: r for k, (r, _) in pairs.items()}, {k: m for k, (_, m) in pairs.items()}
     if t is slice:
-        parts = [_deep(p, tape) for p in (obj.start, obj.stop, obj.step)]
-        if all(m is p for (_, m), p in zip(parts, (obj.start, obj.stop, obj.step), strict=True)):
+        bounds = (obj.start, obj.stop, obj.step)
+        pairs = [_deep(p, tape) for p in bounds]
+        if _unchanged(pairs, bounds):
             return obj, obj
-        return slice(*(r for r, _ in parts)), slice(*(m for _, m in parts))
+        return slice(*(r for r, _ in pairs)), slice(*(m for _, m in pairs))
     return obj, obj
+
+
+def _unchanged(pairs: list, items: tuple) -> bool:
+    """Whether every template of ``pairs`` is its item itself (no traced value inside)."""
+    return all(m is o for (_, m), o in zip(pairs, items, strict=True))
 
 
 def _holds_slot(tmpl: Any) -> bool:
@@ -626,13 +675,15 @@ def _owns_operators(t: type) -> bool:
 def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
     def method(self, other):
         t = type(other)
-        if _owns_operators(t):
-            return NotImplemented  # the Node's reflected operator records it
         tape = self.tape
         if t in _TRACED:
             if other.tape is not tape:
                 raise ReplayError(_foreign_message(other))
             o, mark = other.v, other.mark
+        elif t in _PLAIN_OPERANDS:  # the common constants, spared the checks below
+            o = mark = other
+        elif _owns_operators(t):
+            return NotImplemented  # the Node's reflected operator records it
         elif t in _CONTAINERS:
             return tape.call(op, (other, self) if reflected else (self, other), None, symbol)
         else:
@@ -646,6 +697,10 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         return tape.result(op, targs, None, value, symbol)
 
     return method
+
+
+_PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray, numpy.float64,
+                             numpy.float32})
 
 
 def _in_place(op: Callable, symbol: str) -> Callable:
@@ -670,7 +725,7 @@ def _setitem(self, index, value):
     tape._check_target(self, "[]=")
     raws, targs = _split((self, index, value), tape)
     operator.setitem(*raws)
-    tape.entries.append((EFFECT, operator.setitem, targs, None, None, "[]="))
+    tape.entries.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
 
 
 _OPERATORS = {
@@ -795,6 +850,7 @@ class TracedNumber(Traced):
 _REAL = operator.attrgetter("real")
 _IMAG = operator.attrgetter("imag")
 _FLOAT64 = numpy.dtype(numpy.float64)
+_NUMBER_META = ((), _FLOAT64)
 
 
 def _number(tape: Tape, v: float) -> TracedNumber:
@@ -809,7 +865,7 @@ def _number(tape: Tape, v: float) -> TracedNumber:
     t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
     t.shape = ()
     t.dtype = _FLOAT64
-    meta.append(((), _FLOAT64))
+    meta.append(_NUMBER_META)
     return t
 
 
@@ -823,7 +879,7 @@ def _register_number() -> None:
     _TRACED.add(TracedNumber)
 
 
-def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, kind=CALL) -> Traced:
+def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
     """The step that made ``value``, one new array: recorded, and ``value`` traced.
 
     The common case of every step, kept to one call: what :meth:`Tape.new`
@@ -837,16 +893,35 @@ def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, kind=CALL) -> Tr
     t.v = value
     t.tape = tape
     try:
-        t.mark = _MARKS[k]
+        t.mark = mark = _MARKS[k]
     except IndexError:
-        t.mark = Slot.of(k)
-    t.shape = shape = value.shape
-    t.dtype = dtype = value.dtype
-    meta.append((shape, dtype))
-    tape.entries.append((kind, fn, targs, tkw, k, name))
+        t.mark = mark = Slot.of(k)
+    shape = value.shape
+    dtype = t.dtype = value.dtype
+    pair = tape.last
+    if pair[1] is not dtype or pair[0] != shape:
+        pair = _meta(tape, shape, dtype)
+    t.shape = pair[0]
+    meta.append(pair)
+    tape.entries.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, effect, False)))
     if check:  # a shape read from data: a guard
-        tape.entries.append((GUARD, _SHAPE, k, shape, None, name, caller()))
+        tape.entries.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
+
+
+_PAIRS: dict = {}  # every (shape, dtype) pair met, one tuple each: slots share them
+
+
+def _meta(tape: Tape, shape: tuple, dtype: Any) -> tuple:
+    """The one ``(shape, dtype)`` pair equal to these, remembered as the tape's last."""
+    key = (shape, dtype)
+    pair = _PAIRS.get(key)
+    if pair is None:
+        if len(_PAIRS) > 4096:  # bounded: a process tracing many shapes starts afresh
+            _PAIRS.clear()
+        pair = _PAIRS[key] = key
+    tape.last = pair
+    return pair
 
 
 _CONTAINERS = frozenset({list, tuple, dict, slice})
@@ -855,79 +930,81 @@ _CONTAINERS = frozenset({list, tuple, dict, slice})
 def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """A primitive given a traced argument: one step calling what eager would call
     (``numpy_impl`` when every argument is NumPy data, else ``impl``)."""
-    if len(args) == 1 and not kwargs:  # the commonest case, spared the loop
-        a = args[0]
-        v = a.v
-        impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
-        value = impl(v)
-        if type(value) in _NUMPY_ARRAYS:
-            check = ((a.dtype.kind in "biu" and type(prim.numpy_impl) is not numpy.ufunc
-                      and not _elementwise(prim.numpy_impl)) or prim.name in DATA_SHAPED)
-            return _emit(a.tape, impl, (a.mark,), None, value, prim.name, check)
-        return a.tape.result(impl, (a.mark,), None, value, prim.name,
-                             (a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
-                             or prim.name in DATA_SHAPED)
-    if len(args) == 2 and not kwargs:  # binary: a traced value and a constant, or two
-        a, b = args
-        ta, tb = type(a), type(b)
-        if ta not in _CONTAINERS and tb not in _CONTAINERS:
-            if ta in _TRACED:
-                tape, av, am = a.tape, a.v, a.mark
-                if tb in _TRACED:
-                    if b.tape is not tape:
-                        raise ReplayError(_foreign_message(b))
-                    bv, bm = b.v, b.mark
-                else:
-                    bv = bm = b
-            else:
-                tape, bv, bm = b.tape, b.v, b.mark
-                av = am = a
-            impl = (prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES
-                    else prim.impl)
-            value = impl(av, bv)
-            check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(
-                prim.numpy_impl) and _suspect(args)) or prim.name in DATA_SHAPED
-            if type(value) in _NUMPY_ARRAYS:
-                return _emit(tape, impl, (am, bm), None, value, prim.name, check)
-            return tape.result(impl, (am, bm), None, value, prim.name, check)
-    tape = None
-    raws = list(args)
-    tmpl = list(args)
+    if not kwargs:
+        if len(args) == 1:  # the commonest case, spared the loop
+            return _run_unary(prim, args[0])
+        if len(args) == 2 and type(args[0]) not in _CONTAINERS and type(
+                args[1]) not in _CONTAINERS:
+            return _run_binary(prim, args)
+    return _run_general(prim, args, kwargs)
+
+
+def _run_unary(prim: Primitive, a: Traced) -> Any:
+    v = a.v
+    impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
+    value = impl(v)
+    name = prim.name
+    check = ((a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+             or name in DATA_SHAPED or name == "where")  # _shape_guarded, inline
+    if type(value) in _NUMPY_ARRAYS:
+        return _emit(a.tape, impl, (a.mark,), None, value, name, check)
+    return a.tape.result(impl, (a.mark,), None, value, name, check)
+
+
+def _run_binary(prim: Primitive, args: tuple) -> Any:
+    """Two arguments, neither a container: a traced value and a constant, or two."""
+    a, b = args
+    if type(a) in _TRACED:
+        tape, av, am = a.tape, a.v, a.mark
+        if type(b) in _TRACED:
+            if b.tape is not tape:
+                raise ReplayError(_foreign_message(b))
+            bv, bm = b.v, b.mark
+        else:
+            bv = bm = b
+    else:
+        tape, bv, bm = b.tape, b.v, b.mark
+        av = am = a
+    impl = prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES else prim.impl
+    value = impl(av, bv)
+    check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
+    if type(value) in _NUMPY_ARRAYS:
+        return _emit(tape, impl, (am, bm), None, value, prim.name, check)
+    return tape.result(impl, (am, bm), None, value, prim.name, check)
+
+
+def _run_general(prim: Primitive, args: tuple, kwargs: dict) -> Any:
+    """Any arguments: traced values among them, in containers too, and keywords."""
+    tape = None  # a top-level argument is traced: runners are found by those
     native = True
-    nested = False
-    for i, a in enumerate(args):
+    for a in args:
         t = type(a)
         if t in _TRACED:
             if tape is None:
                 tape = a.tape
-            elif a.tape is not tape:
-                raise ReplayError(_foreign_message(a))
-            raws[i] = v = a.v
-            tmpl[i] = a.mark
-            if type(v) not in NUMPY_TYPES:
+            if type(a.v) not in NUMPY_TYPES:
                 native = False
-        elif t in _CONTAINERS:
-            nested = True
-        elif t not in NUMPY_TYPES:
+        elif t not in NUMPY_TYPES and t not in _CONTAINERS:
             native = False
-    if nested:
-        raws, targs = _split(args, tape)
-    else:
-        targs = tuple(tmpl)
+    raws, targs = _split(args, tape)
     impl = prim.numpy_impl if native else prim.impl
     if kwargs:
         rkw, tkw = _split_kw(kwargs, tape)
         value = impl(*raws, **rkw)
     else:
         value, tkw = impl(*raws), None
-    # A shape that data decides is guarded: non-elementwise steps given integer or
-    # boolean traced data (indices, masks, counts).
-    check = (type(prim.numpy_impl) is not numpy.ufunc and not _elementwise(prim.numpy_impl)
-             and (_suspect(args) or (kwargs and _suspect(kwargs)))) or _data_shaped(
-                 prim.name, args)
+    check = _shape_guarded(prim, args, kwargs)
     if type(value) in _NUMPY_ARRAYS:
         return _emit(tape, impl, targs, tkw, value, prim.name, check)
     return tape.result(impl, targs, tkw, value, prim.name, check)
+
+
+def _shape_guarded(prim: Primitive, args: tuple, kwargs: dict | None) -> bool:
+    """Whether a step of ``prim`` makes a shape that data decides, which is guarded: a
+    step that is not elementwise given integer or boolean traced data (indices, masks,
+    counts), or one of DATA_SHAPED."""
+    return (not _elementwise(prim.numpy_impl) and (
+        _suspect(args) or bool(kwargs) and _suspect(kwargs))) or _data_shaped(prim.name, args)
 
 
 class Recorder:

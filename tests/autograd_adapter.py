@@ -4,7 +4,7 @@ Loaded with ``-p autograd_adapter`` in a separate pytest process (see
 ``test_autograd_suite.py``), it puts thin stand-ins for ``autograd``,
 ``autograd.numpy`` (``.linalg``, ``.fft``, ``.random``), ``autograd.test_util``,
 ``autograd.extend``, ``autograd.builtins``, ``autograd.tracer`` and
-``autograd.misc``, ``autograd.scipy`` (``.special``, ``.stats`` and its distributions,
+``autograd.misc`` (``.optimizers``: ``adam``/``sgd`` on ``funcgrad.optim``), ``autograd.scipy`` (``.special``, ``.stats`` and its distributions,
 ``.linalg``, ``.signal``, ``.integrate``, ``.misc``: funcgrad.scipy's) into ``sys.modules`` before autograd's tests import them.
 Each maps autograd's API onto funcgrad's: ``grad(fun, argnum)`` is
 ``fg.grad(fun, argnums=argnum)``, ``check_grads(fun, argnum, modes, order)(*args)``
@@ -264,6 +264,53 @@ def flatten(value):
     return flat, unflatten
 
 
+def _loop(make, grad, x0, callback, num_iters):
+    """autograd's optimizer loop (``grad(x, i)``, ``callback(x, i, g)`` on pytrees) around
+    a ``funcgrad.optim`` optimizer."""
+    from funcgrad import optim
+
+    opt = make()
+    x, state = x0, opt.init(x0)
+    for i in range(num_iters):
+        g = grad(x, i)
+        if callback:
+            callback(x, i, g)
+        updates, state = opt.update(g, state, x)
+        x = optim.apply_updates(x, updates)
+    return x
+
+
+def adam(grad, x0, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.999,
+         eps=10**-8):
+    """autograd.misc.optimizers.adam: funcgrad.optim.adam has the same formulas."""
+    from funcgrad import optim
+
+    return _loop(lambda: optim.adam(step_size, b1, b2, eps), grad, x0, callback, num_iters)
+
+
+def sgd(grad, x0, callback=None, num_iters=200, step_size=0.1, mass=0.9):
+    """autograd's sgd keeps ``velocity = mass v - (1 - mass) g``: that is
+    ``-(1 - mass)`` times funcgrad.optim.momentum's trace, so its step is
+    momentum's with ``learning_rate = step_size (1 - mass)``."""
+    from funcgrad import optim
+
+    return _loop(lambda: optim.momentum(step_size * (1.0 - mass), mass), grad, x0, callback,
+                 num_iters)
+
+
+def rmsprop(grad, x0, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps=10**-8):
+    """autograd's rmsprop starts its average at ones and adds ``eps`` outside the root
+    (funcgrad.optim.rmsprop: zeros, inside), so it is written out here."""
+    x, avg = x0, fg.tree.tree_map(fnp.ones_like, x0)
+    for i in range(num_iters):
+        g = grad(x, i)
+        if callback:
+            callback(x, i, g)
+        avg = fg.tree.tree_map(lambda a, d: a * gamma + d**2 * (1 - gamma), avg, g)
+        x = fg.tree.tree_map(lambda p, d, a: p - step_size * d / (fnp.sqrt(a) + eps), x, g, avg)
+    return x
+
+
 def _module(name, **attrs):
     mod = types.ModuleType(name)
     for k, v in attrs.items():
@@ -302,6 +349,8 @@ def install():
                            list=builtins.list, tuple=builtins.tuple, dict=builtins.dict)
     top.tracer = _module("autograd.tracer", primitive=primitive, isbox=isbox)
     top.misc = _module("autograd.misc", flatten=flatten, const_graph=const_graph)
+    top.misc.optimizers = _module("autograd.misc.optimizers", adam=adam, sgd=sgd,
+                                  rmsprop=rmsprop)
     top.scipy = _install_scipy()
 
 

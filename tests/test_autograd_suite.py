@@ -1,8 +1,8 @@
 """HIPS autograd 1.9.1's own test suite, run against funcgrad through ``autograd_adapter``.
 
 The suite comes from autograd's sdist, fetched at test time with ``pip download``
-into a temporary directory (it is never copied into this repository), and runs
-in one separate pytest process with the adapter plugin, which maps
+into a temporary directory (``autograd_sdist``; it is never copied into this
+repository), and runs in one separate pytest process with the adapter plugin, which maps
 ``autograd``, ``autograd.numpy`` (``.linalg``, ``.fft``, ``.random``),
 ``autograd.test_util`` and friends onto funcgrad.  Each file of the suite is one
 test here: its failures must be exactly the ones listed below, each with its
@@ -20,15 +20,15 @@ import os
 import pathlib
 import subprocess
 import sys
-import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 
+import autograd_sdist
 import pytest
 
 import funcgrad.numpy as fnp
 
-VERSION = "1.9.1"
+VERSION = autograd_sdist.VERSION
 HERE = pathlib.Path(__file__).resolve().parent
 
 # Files not run, with the reason.
@@ -73,9 +73,6 @@ BY_DESIGN = {
     "test_wrappers.py::test_custom_where":
         "fnp.where takes its arguments positionally, as numpy.where does",
     "test_wrappers.py::test_wrapped_name_and_docs": "autograd's own names and docstrings",
-    "test_scipy.py::test_mvn_sing_cov":
-        "multivariate_normal refuses allow_singular=True (FuncgradValueError naming it): "
-        "a singular covariance has no density to differentiate",
 }
 BY_DESIGN.update({
     f"test_scipy.py::test_{case}":
@@ -130,20 +127,9 @@ def expected_failures() -> dict:
     return out
 
 
-def _fetch(where: pathlib.Path) -> pathlib.Path:
-    """autograd's test directory, from its sdist downloaded into ``where``."""
-    subprocess.run([sys.executable, "-m", "pip", "download", f"autograd=={VERSION}",
-                    "--no-binary", ":all:", "--no-deps", "-q", "-d", str(where)],
-                   check=True, capture_output=True, timeout=300)
-    (sdist,) = where.glob("autograd-*.tar.gz")
-    with tarfile.open(sdist) as tar:
-        tar.extractall(where, filter="data")
-    return where / f"autograd-{VERSION}" / "tests"
-
-
 def run_suite(where: pathlib.Path) -> dict:
     """``{file: {test id: 'passed' | 'failed' | 'skipped'}}`` of one run of the suite."""
-    tests = _fetch(where)
+    tests = autograd_sdist.root() / "tests"
     files = sorted(p.name for p in tests.glob("test_*.py") if p.name not in OUT_OF_SCOPE)
     ini = where / "pytest.ini"
     ini.write_text("[pytest]\n")  # not autograd's own configuration (xdist, coverage)

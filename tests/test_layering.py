@@ -4,6 +4,11 @@ A module imports only from its own layer or below.  Imports inside functions
 count too: a lazy import is still a dependency.  There are no exceptions:
 Node (layer 2) gets its operators from ``funcgrad.numpy`` (layer 4), which
 installs them on the class when it is imported, as STYLE.md asks.
+
+Within a layer too, modules import each other in one order: the import graph
+(top-level and function-level imports) has no circle, and a function-level
+import of another funcgrad module is not a way around one: only the few named
+below remain.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "funcgrad"
 # CONTRIBUTING.md's table: module (or package prefix) -> layer.
 LAYERS = {
     "funcgrad.errors": 0,
+    "funcgrad.pickling": 0,  # pickling by reference: the name an object is imported by
     "funcgrad.context": 0,  # BackpropId, recording, backprop_scope, the collector pause
     "funcgrad.tree": 1,
+    "funcgrad.translation": 1,  # other libraries' errors as documented ones
     "funcgrad.backend": 1,
     "funcgrad.backends": 1,  # and every funcgrad.backends.* module (backends/dask.py)
     "funcgrad.node": 2,
+    "funcgrad.arrays": 2,  # array-likes and arrays that run primitives (replay's, vmap's)
     "funcgrad.primitive": 3,
     "funcgrad.hooks": 3,
     "funcgrad.numpy": 4,  # and every funcgrad.numpy.* module
@@ -134,10 +142,90 @@ class _Imports(ast.NodeVisitor):
             self.found.append((name, node.lineno, self._where()))
 
 
-def imports_of(module: str) -> list[tuple[str, int, str]]:
+def imports_of(module: str, source: str | None = None) -> list[tuple[str, int, str]]:
+    """(imported, line, enclosing function) of each import in ``module`` (or in ``source``,
+    read as that module's text)."""
     visitor = _Imports(module)
-    visitor.visit(ast.parse(MODULES[module].read_text(), filename=str(MODULES[module])))
+    text = MODULES[module].read_text() if source is None else source
+    visitor.visit(ast.parse(text, filename=str(MODULES[module])))
     return visitor.found
+
+
+def _funcgrad_module(name: str) -> str | None:
+    """The funcgrad module that an imported name is or lies in (None: not funcgrad's)."""
+    if name.partition(".")[0] != "funcgrad":
+        return None
+    while name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+# Function-level imports of funcgrad modules still in the tree, by (importer, imported):
+# each with why it is lazy.  No module of funcgrad.numpy has one.
+LAZY_IMPORTS = {
+    # Dask support, loaded when a Dask array first arrives (dask is optional): the
+    # backend only holds the provider that funcgrad.backends registered, so no circle.
+    ("funcgrad.backends", "funcgrad.backends.dask"): "optional dependency: dask",
+    # Temporary, in other slices of issue 17 (their owners or the coordinator remove them):
+    ("funcgrad.backprop", "funcgrad.numpy"): "walk",
+    ("funcgrad.hooks", "funcgrad.node"): "context",
+    ("funcgrad.batching", "funcgrad.numpy"): "batching.py: no slice of issue 17",
+    ("funcgrad.batching", "funcgrad.numpy.shape"): "batching.py: no slice of issue 17",
+    ("funcgrad.batching", "funcgrad.numpy._methods"): "batching.py: no slice of issue 17",
+    ("funcgrad.batching", "funcgrad.numpy._batching"): "batching.py: no slice of issue 17",
+    ("funcgrad.batching", "funcgrad.tree"): "batching.py: no slice of issue 17",
+    ("funcgrad.batching", "funcgrad.node"): "batching.py: no slice of issue 17",
+    ("funcgrad.nn", "funcgrad.numpy._core"): "nn.py: no slice of issue 17",
+    ("funcgrad.scipy._backend", "funcgrad.numpy._core"): "scipy",
+    ("funcgrad.scipy.integrate", "funcgrad.backend"): "scipy",
+    ("funcgrad.scipy.special", "funcgrad.numpy.reductions"): "scipy",
+}
+
+# The import edges a circle may still run through (see LAZY_IMPORTS): none other.
+CIRCLE_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the funcgrad modules it imports (at the top or in a function)."""
+    graph = {}
+    for module in MODULES:
+        targets = {_funcgrad_module(i) for i, _, _ in imports_of(module)}
+        graph[module] = {t for t in targets if t is not None and t != module
+                         and (module, t) not in CIRCLE_EXCEPTIONS}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of two or more modules (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next((w for w in edges if w not in index or w in stack), None)
+            if nxt is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    ring = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(ring) > 1:
+                        found.append(sorted(ring))
+            elif nxt in index:
+                low[node] = min(low[node], index[nxt])
+            else:
+                index[nxt] = low[nxt] = len(index)
+                stack.append(nxt)
+                work.append((nxt, iter(sorted(graph[nxt]))))
+    return found
 
 
 def test_the_package_is_found():
@@ -189,6 +277,23 @@ def test_only_the_dask_backend_imports_dask(module):
         assert not found, f"{module} imports dask ({found}): only {DASK_IMPORTERS} may"
 
 
+def test_no_import_circle():
+    found = circles(import_graph())
+    assert not found, "modules that import each other in a circle:\n" + "\n".join(
+        " -> ".join(ring) for ring in found)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_function_level_imports_are_only_the_named_ones(module):
+    lazy = sorted({(t, line, where) for i, line, where in imports_of(module)
+                   if where != "<module>" and (t := _funcgrad_module(i)) is not None})
+    bad = [f"line {line} (in {where}): imports {t}" for t, line, where in lazy
+           if (module, t) not in LAZY_IMPORTS]
+    assert not bad, (f"{module} imports funcgrad modules inside functions (import them at "
+                     "the top, in the layers' order; an optional dependency is named in "
+                     "LAZY_IMPORTS):\n" + "\n".join(bad))
+
+
 # --- the checker itself ------------------------------------------------------
 
 @pytest.mark.parametrize(
@@ -209,8 +314,15 @@ def test_layer_of(module, layer):
 def test_relative_imports_resolve_in_functions_too():
     found = imports_of("funcgrad.forward")
     assert any(i == "funcgrad.backprop" and w == "<module>" for i, _, w in found)
-    lazy = imports_of("funcgrad.numpy.creation")
-    assert ("funcgrad.numpy.shape", "_build") in {(i, w) for i, _, w in lazy}
+    source = "def f():\n    from .shape import reshape\n    from .. import node\n"
+    lazy = imports_of("funcgrad.numpy.creation", source)
+    assert {("funcgrad.numpy.shape", "f"), ("funcgrad.node", "f")} <= {(i, w) for i, _, w in lazy}
+
+
+def test_circles_are_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert not circles({"a": {"b"}, "b": set()})
 
 
 def test_node_reaches_no_higher_layer():

@@ -186,3 +186,76 @@ def test_on_the_standin_device(standin):
     # a Python float argument is made a device scalar
     got = fg.grad(lambda y0: fnp.sum(odeint(decay, y0, standin.put(T), 0.7)[-1]))(y0)
     np.testing.assert_allclose(standin.get(got), want[0], rtol=1e-12)
+
+
+def _counting(fun):
+    calls = [0]
+
+    def counted(y, t, *args):
+        calls[0] += 1
+        return fun(y, t, *args)
+
+    return counted, calls
+
+
+def test_hmax_bounds_every_step_in_both_directions():
+    t = np.array([0.0, 1.0, 3.0])
+    loose = odeint(decay, Y0, t, 0.7, rtol=1e-5, atol=1e-5, full_output=True)[1]
+    ys, info = odeint(decay, Y0, t, 0.7, rtol=1e-5, atol=1e-5, hmax=0.05, full_output=True)
+    assert loose["hu"].max() > 0.2  # the bound binds
+    assert info["hu"].max() <= 0.05 and info["nst"][-1] >= 60
+    np.testing.assert_allclose(ys, si.odeint(lambda y, t: -0.7 * y, Y0, t, hmax=0.05),
+                               rtol=1e-5)
+    np.testing.assert_allclose(ys, np.exp(-0.7 * t)[:, None] * Y0, rtol=1e-6)
+    # the adjoint keeps the bound: the backward solve takes steps of 0.05 at most too
+    f, calls = _counting(decay)
+    _, vjp_fn = fg.vjp(lambda k: odeint(f, Y0, t, k, rtol=1e-5, atol=1e-5, hmax=0.05), 0.7)
+    forward = calls[0]
+    g = vjp_fn(W[:3] * np.ones((3, 2)))[0]
+    assert calls[0] - forward >= 6 * 60
+    want = np.sum(-t[:, None] * np.exp(-0.7 * t)[:, None] * Y0 * W[:3])  # d/dk, closed form
+    np.testing.assert_allclose(g, want, rtol=1e-5)
+    # first order in both modes by finite differences, second against the closed form
+    def loss(k):
+        return fnp.sum(odeint(decay, Y0, t[:2], k, hmax=0.4) * W[:2])
+
+    fg.check_grads(loss, (np.float64(0.7),), order=1, modes=("rev", "fwd"))
+    second = np.sum(t[:2, None] ** 2 * np.exp(-0.7 * t[:2])[:, None] * Y0 * W[:2])
+    np.testing.assert_allclose(fg.hessian(loss)(0.7), second, rtol=1e-7)
+    np.testing.assert_allclose(fg.jvp(fg.grad(loss), (0.7,), (1.0,))[1], second, rtol=1e-7)
+
+
+def test_h0_is_the_first_step():
+    _, info = odeint(decay, Y0, np.array([0.0, 0.25]), 0.7, rtol=1e-3, atol=1e-3, h0=0.25,
+                     full_output=True)
+    np.testing.assert_array_equal(info["nst"], [1])
+    np.testing.assert_array_equal(info["hu"], [0.25])
+
+
+def test_full_output_counts_what_the_forward_solve_did():
+    f, calls = _counting(oscillator)
+    t = np.linspace(0.0, 4.0, 5)
+    ys, info = odeint(f, np.array([1.0, 0.0]), t, 1.5, 0.2, full_output=True)
+    np.testing.assert_allclose(ys[:, 0], oscillator_closed(1.5, 0.2, t), atol=1e-7)
+    ref = si.odeint(lambda y, t: [y[1], -0.6 * y[1] - 2.25 * y[0]], [1.0, 0.0], t,
+                    full_output=True)[1]
+    for key in ("hu", "tcur", "nst", "nfe", "nje", "nqu", "message"):
+        assert key in ref  # SciPy's names
+        assert np.shape(info[key]) == np.shape(ref[key]), key
+    np.testing.assert_array_equal(info["tcur"], t[1:])
+    assert info["nfe"][-1] == calls[0]
+    assert np.all(np.diff(info["nst"]) > 0) and np.all(np.diff(info["nfe"]) > 0)
+    np.testing.assert_array_equal(info["nje"], 0)
+    # the result stays differentiable; the counts are those of the forward solve
+    g_full = fg.grad(lambda k: fnp.sum(odeint(decay, Y0, T, k, full_output=True)[0] * W))(0.7)
+    g = fg.grad(lambda k: fnp.sum(odeint(decay, Y0, T, k) * W))(0.7)
+    np.testing.assert_allclose(g_full, g, rtol=1e-12)
+
+
+def test_scipy_options_it_cannot_honour_are_refused():
+    for kwargs, what in (({"hmin": 1e-3}, "hmin"), ({"tcrit": [1.0]}, "tcrit"),
+                         ({"hmax": -1.0}, "hmax"), ({"h0": -0.1}, "h0")):
+        with pytest.raises(ValueError, match=what):
+            odeint(decay, Y0, T, 0.7, **kwargs)
+    with pytest.raises(ValueError, match="full_output"):
+        fg.vmap(lambda y0: odeint(decay, y0, T, 0.7, full_output=True)[0])(np.ones((3, 2)))

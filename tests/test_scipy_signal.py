@@ -60,9 +60,51 @@ def test_gradients_match_jax():
             np.testing.assert_allclose(g, w, rtol=1e-10)
 
 
+BOUNDARIES = [("fill", 0), ("fill", 1.5), ("wrap", 0), ("circular", 0), ("symm", 0),
+              ("symmetric", 0), ("pad", -2.0)]
+
+
+@pytest.mark.parametrize("s1, s2", [((4, 5), (2, 3)), ((2, 3), (4, 5)), ((3, 3), (3, 3)),
+                                    ((5, 2), (2, 4))])
+def test_2d_boundaries_match_scipy(s1, s2):
+    a, b = RNG.standard_normal(s1), RNG.standard_normal(s2)
+    for boundary, fill in BOUNDARIES:
+        for mode in MODES:
+            if mode == "valid" and s1 == (5, 2):
+                continue  # neither is the larger in every dimension (refused, as SciPy)
+            for name in ("convolve2d", "correlate2d"):
+                np.testing.assert_allclose(
+                    getattr(signal, name)(a, b, mode, boundary, fill),
+                    getattr(ss, name)(a, b, mode, boundary, fill), atol=1e-12,
+                    err_msg=f"{name} {mode} {boundary} {fill}")
+
+
+@pytest.mark.parametrize("name", ["convolve2d", "correlate2d"])
+def test_2d_boundaries_derivatives_by_finite_differences(name):
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((2, 3))
+    fun = getattr(signal, name)
+    for boundary in ("wrap", "symm"):
+        for mode in ("full", "same"):
+            fg.check_grads(lambda a, b, m=mode, bd=boundary: fun(a, b, m, bd), (a, b),
+                           order=2, modes=("rev", "fwd"))
+    # differentiable in fillvalue too: the output is affine in it
+    fg.check_grads(lambda a, b, f: fun(a, b, "same", "fill", f), (a, b, np.float64(0.7)),
+                   order=2, modes=("rev", "fwd"))
+    g = fg.grad(lambda f: fun(a, b, "full", "fill", f).sum())(0.7)
+    # each of the 4 x 6 outputs weighs the kernel's entries outside a: in all, every entry of
+    # b once per output less once per entry of a
+    np.testing.assert_allclose(g, (4 * 6 - a.size) * b.sum())
+
+
 def test_unsupported_arguments_are_refused():
     with pytest.raises(ValueError, match="boundary"):
-        signal.convolve2d(np.ones((2, 2)), np.ones((2, 2)), boundary="wrap")
+        signal.convolve2d(np.ones((2, 2)), np.ones((2, 2)), boundary="reflect")
+    with pytest.raises(ValueError, match="fillvalue"):
+        signal.correlate2d(np.ones((2, 2)), np.ones((2, 2)), fillvalue=np.ones(2))
+    with pytest.raises(ValueError, match="fillvalue"):
+        signal.convolve2d(np.ones((2, 2)), np.ones((2, 2)), fillvalue=1j)
+    with pytest.raises(ValueError, match="convolve2d: mode"):
+        signal.convolve2d(np.ones((2, 2)), np.ones((2, 2)), "middle", boundary="wrap")
     with pytest.raises(ValueError, match="mode"):
         signal.convolve(np.ones(3), np.ones(2), "middle")
     with pytest.raises(ValueError, match="at least as large"):

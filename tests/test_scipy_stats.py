@@ -113,6 +113,8 @@ def test_continuous_gradients_by_finite_differences(name, method, params):
 def _discrete_grad_cases():
     for name, params in DISCRETE.items():
         for m in _methods(getattr(stats, name)):
+            if m == "ppf":  # a step function: refused (test_discrete_ppf_...)
+                continue
             yield pytest.param(name, m, params, id=f"{name}.{m}")
 
 
@@ -138,6 +140,56 @@ def test_derivatives_in_shape_parameters_that_do_not_exist_are_refused(name, met
             "binom": (2.0, 5.0, 0.3)}[name]
     with pytest.raises(TypeError, match="not differentiable in its argument"):
         fg.grad(getattr(module, method), position)(*args)
+
+
+DISCRETE_PPF = {"poisson": ("q", "mu"), "binom": ("q", "n", "p"), "nbinom": ("q", "n", "p")}
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_values_at_the_edges_match_scipy(name):
+    q = np.array([0.0, 1e-12, 0.1, 0.5, 0.9, 1 - 1e-12, 1.0, -0.2, 1.2, np.nan])
+    params = DISCRETE[name]
+    for loc in (0.0, -2.0):
+        with np.errstate(all="ignore"):
+            want = getattr(st, name).ppf(q, *params, loc)
+        np.testing.assert_array_equal(getattr(stats, name).ppf(q, *params, loc), want)
+    # broadcast over array parameters, as SciPy
+    grid = np.array([[0.2], [0.7]])
+    mid = np.array([params[-1] * 0.5, params[-1]])
+    args = (*params[:-1], mid)
+    np.testing.assert_array_equal(getattr(stats, name).ppf(grid, *args),
+                                  getattr(st, name).ppf(grid, *args))
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_refuses_derivatives_in_q_and_the_parameters(name):
+    ppf, params = getattr(stats, name).ppf, (0.4, *DISCRETE[name])
+    for position, arg in enumerate(DISCRETE_PPF[name]):
+        def f(v, position=position):
+            full = list(params)
+            full[position] = v
+            return ppf(*full)
+
+        x = np.float64(params[position])
+        for attempt in (lambda x=x: fg.grad(f)(x), lambda x=x: fg.jvp(f, (x,), (1.0,)),
+                        lambda x=x: fg.hessian(f)(x)):
+            with pytest.raises(TypeError, match=f"{name}.ppf is not differentiable in its "
+                                                f"argument '{arg}'"):
+                attempt()
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE_PPF))
+def test_discrete_ppf_is_a_shift_in_loc(name):
+    ppf, params = getattr(stats, name).ppf, DISCRETE[name]
+    q = np.array([0.1, 0.5, 0.9])
+    fg.check_grads(lambda loc: ppf(q, *params, loc), (np.float64(1.5),), order=2,
+                   modes=("rev", "fwd"))
+    np.testing.assert_array_equal(fg.jacobian(lambda loc: ppf(q, *params, loc))(1.5),
+                                  np.ones(3))
+    np.testing.assert_array_equal(fg.hessian(lambda loc: ppf(0.5, *params, loc))(1.5), 0.0)
+    # vmap batches it by broadcasting
+    out = fg.vmap(lambda q: ppf(q, *params, 1.0))(q)
+    np.testing.assert_array_equal(out, getattr(st, name).ppf(q, *params, 1.0))
 
 
 def test_multinomial_against_scipy_and_finite_differences():
@@ -180,8 +232,11 @@ def test_multivariate_normal_against_scipy():
                                st.multivariate_normal.logpdf(x[:, 0], None, 2.0))
     fg.check_grads(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c @ c.T),
                    (x, mean, np.linalg.cholesky(cov)), order=2)
-    with pytest.raises(ValueError, match="allow_singular"):
-        stats.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)
+    # allow_singular=True with a regular covariance: the same density, every derivative
+    np.testing.assert_allclose(stats.multivariate_normal.logpdf(x, mean, cov, True),
+                               st.multivariate_normal.logpdf(x, mean, cov, True))
+    fg.check_grads(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c @ c.T, True),
+                   (x, mean, np.linalg.cholesky(cov)), order=2)
 
 
 def test_multivariate_normal_entropy_against_scipy():
@@ -196,8 +251,55 @@ def test_multivariate_normal_entropy_against_scipy():
     np.testing.assert_allclose(g_cov, 0.5 * np.linalg.inv(cov))
     fg.check_grads(lambda c: stats.multivariate_normal.entropy(mean, c @ c.T),
                    (np.linalg.cholesky(cov),), order=2)
-    with pytest.raises(ValueError, match="allow_singular"):
-        stats.multivariate_normal.entropy(mean, cov, allow_singular=True)
+    np.testing.assert_allclose(stats.multivariate_normal.entropy(mean, cov, True),
+                               st.multivariate_normal.entropy(mean, cov))
+
+
+def _singular_case(rng):
+    # variance in the first two coordinates only: the support is mean + span(e0, e1)
+    cov = np.zeros((4, 4))
+    cov[:2, :2] = [[1.0, 0.3], [0.3, 0.5]]
+    mean = np.concatenate([rng.standard_normal(2), [0.5, -1.0]])
+    inside = np.concatenate([rng.standard_normal((3, 2)), np.tile(mean[2:], (3, 1))], axis=1)
+    return cov, mean, inside
+
+
+def test_multivariate_normal_with_a_singular_covariance_matches_scipy():
+    rng = np.random.default_rng(6)
+    cov, mean, inside = _singular_case(rng)
+    x = np.concatenate([inside, rng.standard_normal((1, 4))])  # the last point is off it
+    mvn = stats.multivariate_normal
+    for fun in ("logpdf", "pdf"):
+        np.testing.assert_allclose(getattr(mvn, fun)(x, mean, cov, allow_singular=True),
+                                   getattr(st.multivariate_normal, fun)(x, mean, cov,
+                                                                        allow_singular=True))
+    assert mvn.logpdf(x, mean, cov, allow_singular=True)[-1] == -np.inf
+    np.testing.assert_allclose(mvn.entropy(mean, cov, allow_singular=True),
+                               st.multivariate_normal(mean, cov, allow_singular=True).entropy())
+    with pytest.raises(np.linalg.LinAlgError):  # without allow_singular, as SciPy
+        np.asarray(mvn.logpdf(x, mean, cov))
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        mvn.logpdf(x, mean, -np.eye(4), allow_singular=True)
+
+
+def test_multivariate_normal_singular_derivatives_on_the_support():
+    # autograd's test_mvn_sing_cov: x moves within the support, the mean anywhere
+    rng = np.random.default_rng(7)
+    cov, mean, inside = _singular_case(rng)
+    mvn = stats.multivariate_normal
+    for fun in (mvn.logpdf, mvn.pdf):
+        def f(x2, m, fun=fun):
+            x = fnp.concatenate([x2, m[2:]])
+            return fun(x, m, cov, allow_singular=True)
+
+        fg.check_grads(f, (inside[0, :2], mean), order=2, modes=("rev", "fwd"))
+    # the derivative in x within the support: -pinv(cov) (x - mean), as autograd's
+    g = fg.grad(mvn.logpdf)(inside[0], mean, cov, True)
+    np.testing.assert_allclose(g, -np.linalg.pinv(cov) @ (inside[0] - mean), atol=1e-12)
+    for fun in (lambda c: mvn.logpdf(inside[0], mean, c, True),
+                lambda c: mvn.entropy(mean, c, True)):
+        with pytest.raises(TypeError, match="not differentiable in its argument 'cov'"):
+            fg.grad(fun)(cov)
 
 
 def test_multivariate_normal_covariance_gradient_is_symmetric():
@@ -345,3 +447,13 @@ def test_parameters_broadcast_and_their_gradients_sum_back():
         _, vjp_fn = fg.vjp(fun, *args)
         for a, g in zip(args, vjp_fn(np.ones((3, 4))), strict=True):
             assert np.shape(g) == np.shape(a)
+
+
+def test_discrete_ppf_on_the_standin_device(standin):
+    q, loc = np.array([0.1, 0.5, 0.9]), np.array([0.5, 1.0, 2.0])
+    got = stats.poisson.ppf(standin.put(q), 2.5, standin.put(loc))
+    assert type(got) is standin.StrictArray
+    np.testing.assert_array_equal(standin.get(got), st.poisson.ppf(q, 2.5, loc))
+    g = fg.grad(lambda l: fnp.sum(stats.binom.ppf(standin.put(q), 5, 0.3, l)))(standin.put(loc))
+    assert type(g) is standin.StrictArray
+    np.testing.assert_array_equal(standin.get(g), np.ones(3))

@@ -282,13 +282,13 @@ from .updates import at
 
 # isort: split
 # Installed after every function above exists: Node's operators call them.
+from ..arrays import register_array_like
 from ..primitive import Primitive as _Primitive
-from ..primitive import guarded as _guarded
-from ..primitive import register_array_like
+from ..translation import guarded as _guarded
 from . import _batching, _methods
 
 # The public functions that are not primitives raise only documented errors, as
-# primitives do (see funcgrad.primitive.translated); aliases share one guard.
+# primitives do (see funcgrad.translation); aliases share one guard.
 _guards: dict = {}
 for _name, _value in list(globals().items()):
     if (not _name.startswith("_") and callable(_value)
@@ -302,7 +302,7 @@ for _name in linalg.__all__:
         setattr(linalg, _name, _guarded(_value, f"linalg.{_name}"))
 del _guards, _name, _value
 
-_methods.install()  # Node's operators, methods and NumPy hooks
+_methods.install(globals())  # Node's operators, methods and NumPy hooks
 _batching.install()  # fg.vmap's rules for the primitives above
 register_array_like(array)  # lists and tuples holding Nodes are arrays, as in NumPy
 del _methods, _batching, register_array_like

@@ -4,7 +4,7 @@ A rule is ``rule(args, axes, **kwargs) -> (out, out_axis)`` (see
 :func:`fg.defbatch <funcgrad.defbatch>`): ``axes[i]`` is the mapped axis of
 argument ``i`` or None.  Written with the primitives themselves, so a batched
 call is differentiable and runs on every device.  Most come from a few
-families, as JAX's do: elementwise (every ``ufunc`` gets it from
+families, as JAX's do: elementwise (every ``ufunc`` is marked for it by
 :func:`funcgrad.numpy._core.ufunc`), reductions and scans (the axis shifts),
 shape operations (axis arithmetic), products (``einsum`` with one more
 letter), indexing (gathers and scatter-adds), linalg (NumPy's linalg maps

@@ -1,7 +1,9 @@
 """Shared helpers of the ``funcgrad.numpy`` rule families (layer 4).
 
-``unbroadcast`` undoes NumPy broadcasting in a gradient; ``bcast`` makes a
-tangent the shape of the output; ``raw`` reads a value without a gradient.
+``raw`` reads a value without a gradient, ``xp_of`` finds the namespace of
+values, ``ufunc`` and ``primitive`` make the families' primitives.  Nothing
+here imports a family: they all import this (``unbroadcast`` and ``bcast``,
+which need primitives, are in ``_linear``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from ..primitive import primitive as _primitive
 __all__ = [
     "Node",
     "Primitive",
-    "bcast",
     "defjvp",
     "defvjp",
+    "defzero",
+    "document",
     "index_data",
     "known_shape",
     "lazy",
@@ -40,7 +43,6 @@ __all__ = [
     "same_shape",
     "shape_of",
     "ufunc",
-    "unbroadcast",
     "xp_of",
     "zeros_of",
 ]
@@ -102,65 +104,45 @@ def ufunc(name: str) -> Primitive:
     # Named where it is defined, so that it pickles by reference (Dask's workers).
     prim.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
     prim.__qualname__ = name
-    prim.batch = _elementwise_batch(prim)  # fg.vmap: every ufunc broadcasts over the batch
+    prim.elementwise = True  # fg.vmap: every ufunc broadcasts over the batch
     return prim
 
 
-def _elementwise_batch(prim: Primitive):
-    """The batching rule of an elementwise primitive (see ``_batching.elementwise``)."""
-    rules: list = []
+def defzero(prim: Primitive, nargs: int = 1) -> None:
+    """Give piecewise constant ``prim`` (of ``nargs`` positional arguments) zero rules:
+    the gradient of each argument is zeros of its shape, the tangent zeros of the
+    output's (at the jumps too, as in JAX and PyTorch).
 
-    def rule(args, axes, **kwargs):
-        if not rules:
-            from ._batching import elementwise
-
-            rules.append(elementwise(prim))
-        return rules[0](args, axes, **kwargs)
-
-    return rule
-
-
-def unbroadcast(g: Any, shape: tuple) -> Any:
-    """Sum ``g`` over the axes NumPy broadcasting added to reach ``g``'s shape from ``shape``."""
-    gshape = shape_of(g)
-    if gshape == shape or same_shape(gshape, shape):  # an unknown length (NaN) agrees
-        return g
-    from . import reductions
-    from . import shape as shp
-
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
-    )
-    if axes:
-        g = reductions.sum(g, axis=axes)
-    gshape = shape_of(g)
-    return g if gshape == shape or same_shape(gshape, shape) else shp.reshape(g, shape)
-
-
-def bcast(t: Any, ans: Any) -> Any:
-    """Tangent ``t`` broadcast to the shape of ``ans``, in ``ans``'s dtype.
-
-    The dtype matters where float32 data meets float64 data (``add``,
-    ``where``): the output is float64, and so must its tangent be.
+    >>> import funcgrad as fg
+    >>> step = primitive(lambda x: numpy.floor(x))
+    >>> defzero(step)
+    >>> fg.grad(step)(1.5)
+    array(0.)
     """
-    s = shape_of(ans)
-    ts = shape_of(t)
-    if ts != s and not same_shape(ts, s):
-        if not lazy(ans) and known_shape(s):
-            from . import shape as shp
+    defvjp(prim, *(_zeros_of_argument(i) for i in range(nargs)))
+    defjvp(prim, *(_zeros_of_output,) * nargs)
 
-            t = shp.broadcast_to(t, s)
-        else:  # a lazy namespace: against the output, chunked as it is (lengths unknown too)
-            from .elementwise import add
 
-            t = add(t, zeros_of(ans))
-    dtype = getattr(ans, "dtype", None)
-    if dtype is not None and getattr(t, "dtype", dtype) != dtype:
-        from . import shape as shp
+def _zeros_of_argument(i: int):
+    return lambda g, ans, *args, **kwargs: zeros_of(args[i])
 
-        t = shp.astype(t, dtype)
-    return t
+
+def _zeros_of_output(t, ans, *args, **kwargs):
+    return zeros_of(ans)
+
+
+def document(rows: list) -> None:
+    """Give ufunc primitives their docstrings (help(), Jupyter and the reference read
+    them: a ufunc has no function body to carry one).  A row: the primitive, what it
+    computes, its derivative, an example call and the example's output.
+    """
+    for prim, what, rule, call, out in rows:
+        prim.__doc__ = (
+            f"``numpy.{prim.name}``, differentiable: {what}.\n\n"
+            f"Derivative: {rule}.\n\n"
+            ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+            f">>> {call}\n{out}\n"
+        )
 
 
 def index_data(p: Any, x: Any, xp: Any = None) -> Any:

@@ -22,7 +22,7 @@ import numpy
 
 from ..errors import FuncgradTypeError, NodeConversionError
 from ..node import Node, conversion_error
-from ..primitive import guarded
+from ..translation import guarded
 from . import elementwise as _e
 from . import more as _more
 from . import products as _p
@@ -39,14 +39,12 @@ def _array(self, dtype=None, copy=None):
 # the ufuncs behind Python's operators compute with their fnp twins; any other
 # NumPy function called on a Node is the commonest mistake, and says what to use.
 def _operator_ufuncs() -> dict:
-    from . import comparison as c
-
     return {
         "add": _e.add, "subtract": _e.subtract, "multiply": _e.multiply,
         "divide": _e.divide, "true_divide": _e.divide, "power": _e.power,
         "matmul": _p.matmul, "negative": _e.negative, "absolute": _e.absolute,
-        "less": c.less, "less_equal": c.less_equal, "greater": c.greater,
-        "greater_equal": c.greater_equal,
+        "less": less, "less_equal": less_equal, "greater": greater,
+        "greater_equal": greater_equal,
         "remainder": _more.remainder, "floor_divide": _more.floor_divide,
         "divmod": lambda x, y: (_more.floor_divide(x, y), _more.remainder(x, y)),
     }
@@ -55,11 +53,14 @@ def _operator_ufuncs() -> dict:
 _OPERATOR_UFUNCS = _operator_ufuncs()
 
 
-def _fnp_name(name: str) -> str:
-    from .. import numpy as fnp
+_FNP: list = [{}]  # funcgrad.numpy's namespace (its globals), handed over by install()
 
-    for space, prefix in ((fnp, "fnp."), (fnp.linalg, "fnp.linalg.")):
-        if callable(getattr(space, name, None)):
+
+def _fnp_name(name: str) -> str:
+    fnp = _FNP[0]
+    linalg = getattr(fnp.get("linalg"), "__dict__", {})
+    for space, prefix in ((fnp, "fnp."), (linalg, "fnp.linalg.")):
+        if callable(space.get(name)):
             return f"{prefix}{name}"
     return ""
 
@@ -296,8 +297,10 @@ METHODS = {
 }
 
 
-def install() -> None:
-    """Give :class:`Node` its operators and methods (once, at import of ``funcgrad.numpy``)."""
+def install(namespace: dict) -> None:
+    """Give :class:`Node` its operators and methods (once, at import of ``funcgrad.numpy``,
+    whose ``namespace`` the error messages search for the functions to use instead)."""
+    _FNP[0] = namespace
     for name, value in METHODS.items():
         if isinstance(value, FunctionType) and (not name.startswith("__") or name in _GUARDED):
             value = guarded(value, f"Node.{name}")  # only documented errors, as fnp's

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import FuncgradTypeError
-from ..primitive import guarded
+from ..translation import guarded
 from ._core import raw, xp_of
 
 
-def _data_only(name: str, arity: int):
+def data_only(name: str, arity: int):
+    """A function of the values of at most ``arity`` arguments: NumPy's ``name``, no gradient."""
     # At most ``arity`` positional arguments and no ``out=``: NumPy would write its
     # result into a further one, and funcgrad never writes into its caller's arrays.
     def fun(*args: Any, **kwargs: Any) -> Any:
@@ -32,18 +33,18 @@ def _data_only(name: str, arity: int):
     return guarded(fun, name)
 
 
-equal = _data_only("equal", 2)
-not_equal = _data_only("not_equal", 2)
-less = _data_only("less", 2)
-less_equal = _data_only("less_equal", 2)
-greater = _data_only("greater", 2)
-greater_equal = _data_only("greater_equal", 2)
-isfinite = _data_only("isfinite", 1)
-isnan = _data_only("isnan", 1)
-isinf = _data_only("isinf", 1)
-argmax = _data_only("argmax", 2)
-argmin = _data_only("argmin", 2)
-sign = _data_only("sign", 1)
+equal = data_only("equal", 2)
+not_equal = data_only("not_equal", 2)
+less = data_only("less", 2)
+less_equal = data_only("less_equal", 2)
+greater = data_only("greater", 2)
+greater_equal = data_only("greater_equal", 2)
+isfinite = data_only("isfinite", 1)
+isnan = data_only("isnan", 1)
+isinf = data_only("isinf", 1)
+argmax = data_only("argmax", 2)
+argmin = data_only("argmin", 2)
+sign = data_only("sign", 1)
 
 # Each function's own docstring (help(), Jupyter and the reference read them): what
 # it computes on the values, and an example on a traced value.
@@ -75,14 +76,22 @@ _DOCS = [
     (sign, "-1, 0 or 1 by the sign of each element; as data its derivative is zero",
      "fnp.sign(fg.require_grad(numpy.array([-2.0, 0.0, 3.0])))", "array([-1.,  0.,  1.])"),
 ]
-for _fun, _what, _call, _out in _DOCS:
-    _fun.__doc__ = (
-        f"``numpy.{_fun.__name__}`` on the values of its arguments: {_what}.\n\n"
-        "The result is plain data, never a Node: no gradient flows through it.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _fun, _what, _call, _out, _DOCS
+
+
+def document_data(rows: list) -> None:
+    """Give data-only functions their docstrings; a row: the function, what it computes
+    on the values, an example call on a traced value and the example's output."""
+    for fun, what, call, out in rows:
+        fun.__doc__ = (
+            f"``numpy.{fun.__name__}`` on the values of its arguments: {what}.\n\n"
+            "The result is plain data, never a Node: no gradient flows through it.\n\n"
+            ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
+            f">>> {call}\n{out}\n"
+        )
+
+
+document_data(_DOCS)
+del _DOCS
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -15,56 +15,15 @@ from __future__ import annotations
 
 import numpy
 
-from ..backend import WEAK_TYPES
-from ..primitive import holds_node
+from ..arrays import holds_node
+from ..errors import FuncgradValueError
 from ._core import Node, raw, xp_of
+from .elementwise import add, multiply, subtract, where
+from .shape import astype, broadcast_to, differentiable_array, leaves_of, reshape
 
 
 def _xp(like):
     return numpy if like is None else xp_of(like)
-
-
-def _leaves(obj, out: list) -> list:
-    """The non-sequence items of nested lists and tuples, left to right."""
-    if type(obj) in (list, tuple):
-        for o in obj:
-            _leaves(o, out)
-    else:
-        out.append(obj)
-    return out
-
-
-def _build(obj, xp, dtype):
-    """Nested lists and tuples of Nodes, arrays and numbers as one Node of ``dtype``."""
-    from .shape import astype, stack
-
-    if type(obj) in (list, tuple):
-        if not holds_node(obj):
-            return xp.asarray(obj, dtype=dtype)
-        return stack([_build(o, xp, dtype) for o in obj])
-    if type(obj) is Node:
-        return obj if obj.dtype == dtype else astype(obj, dtype)
-    return xp.asarray(obj, dtype=dtype)
-
-
-def _differentiable(obj, dtype):
-    """``obj`` (a Node, or nested sequences holding Nodes) as one Node.
-
-    The dtype is NumPy's for the same data: the result type of the arrays and
-    Nodes, with Python numbers weak (a float32 Node and ``0.5`` stay float32).
-    """
-    from .shape import astype
-
-    if type(obj) is Node:
-        if dtype is None or numpy.dtype(dtype) == obj.dtype:
-            return obj
-        return astype(obj, dtype)
-    leaves = _leaves(obj, [])
-    xp = xp_of(*(raw(v) for v in leaves if not isinstance(v, (int, float, complex))))
-    if dtype is None:
-        dtype = xp.result_type(*(v if isinstance(v, (int, float, complex)) else
-                                 0.0 if type(v) in WEAK_TYPES else v.dtype for v in leaves))
-    return _build(obj, xp, numpy.dtype(dtype))
 
 
 def array(obj, dtype=None, like=None):
@@ -75,7 +34,7 @@ def array(obj, dtype=None, like=None):
     array(4.)
     """
     if holds_node(obj):
-        return _differentiable(obj, dtype)
+        return differentiable_array(obj, dtype)
     return (_data_xp(obj) if like is None else _xp(like)).array(obj, dtype=dtype)
 
 
@@ -86,14 +45,14 @@ def asarray(obj, dtype=None, like=None):
     dtype('float64')
     """
     if holds_node(obj):
-        return _differentiable(obj, dtype)
+        return differentiable_array(obj, dtype)
     return (_data_xp(obj) if like is None else _xp(like)).asarray(obj, dtype=dtype)
 
 
 def _data_xp(obj):
     """The namespace of the arrays in ``obj``, nested lists and tuples searched too: a
     list of device arrays is built on their device, as NumPy builds one of its own."""
-    return xp_of(*_leaves(obj, [])) if type(obj) in (list, tuple) else xp_of(obj)
+    return xp_of(*leaves_of(obj, [])) if type(obj) in (list, tuple) else xp_of(obj)
 
 
 def zeros(shape, dtype=float, like=None):
@@ -125,9 +84,7 @@ def full(shape, fill_value, dtype=None, like=None):
     array(3.)
     """
     if holds_node(fill_value):
-        from .shape import broadcast_to
-
-        value = _differentiable(fill_value, dtype)
+        value = differentiable_array(fill_value, dtype)
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         return broadcast_to(value, shape)
     return _xp(like if like is not None else _array_or_none(fill_value)).full(
@@ -169,9 +126,7 @@ def full_like(x, fill_value, dtype=None):
     """
     v = raw(x)
     if holds_node(fill_value):
-        from .shape import broadcast_to
-
-        value = _differentiable(fill_value, v.dtype if dtype is None else dtype)
+        value = differentiable_array(fill_value, v.dtype if dtype is None else dtype)
         return broadcast_to(value, v.shape)
     return xp_of(v).full_like(v, fill_value, dtype=dtype)
 
@@ -197,16 +152,11 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, like=None):
     """
     if not (holds_node(start) or holds_node(stop)):
         return _xp(like).linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
-    from .elementwise import add, multiply, subtract, where
-    from .shape import reshape
-
     num = int(num)
     if num < 0:
-        from ..errors import FuncgradValueError
-
         raise FuncgradValueError(f"linspace: num must be non-negative, got {num}")
-    a = _differentiable(start, None) if holds_node(start) else start
-    b = _differentiable(stop, None) if holds_node(stop) else stop
+    a = differentiable_array(start, None) if holds_node(start) else start
+    b = differentiable_array(stop, None) if holds_node(stop) else stop
     like_node = a if type(a) is Node else b
     xp = xp_of(like_node)
     out_dtype = numpy.dtype(dtype) if dtype is not None else xp.result_type(
@@ -221,8 +171,6 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, like=None):
         last = reshape(xp.arange(num) == num - 1, shape)
         out = where(last, b, out)
     if type(out) is Node and out.dtype != out_dtype:
-        from .shape import astype
-
         out = astype(out, out_dtype)
     return out
 

@@ -1,8 +1,10 @@
 """Elementwise primitives and their rules (layer 4).
 
-One VJP and one JVP rule per argument, each one line; gradients of broadcast
-arguments are summed back with ``unbroadcast``, tangents are broadcast to the
-output with ``bcast``.
+One rule per argument, each one line: ``g`` times the partial derivative,
+which ``defderiv`` makes both the VJP (summed back to the argument's shape with
+``unbroadcast``) and the JVP (broadcast to the output with ``bcast``).  The
+functions that are not holomorphic (``abs``, the complex parts) give their
+VJP and JVP apart.
 
 >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.grad(lambda x: fnp.sin(x) * x)(numpy.array(0.0))
@@ -16,10 +18,10 @@ from typing import Any
 
 import numpy
 
-from ._core import bcast, defjvp, defvjp, primitive, raw, ufunc, unbroadcast, xp_of, zeros_of
+from ._core import defjvp, defvjp, defzero, document, primitive, raw, ufunc, xp_of, zeros_of
 from ._core import namespace as _ns
+from ._linear import add, as_complex, bcast, defderiv, is_complex, real, unbroadcast
 
-add = ufunc("add")
 subtract = ufunc("subtract")
 multiply = ufunc("multiply")
 divide = ufunc("divide")
@@ -38,16 +40,12 @@ maximum = ufunc("maximum")
 minimum = ufunc("minimum")
 where = ufunc("where")
 
-defvjp(add, lambda g, ans, x, y: unbroadcast(g, x.shape), lambda g, ans, x, y: unbroadcast(g, y.shape))
-defjvp(add, lambda t, ans, x, y: bcast(t, ans), lambda t, ans, x, y: bcast(t, ans))
-defvjp(subtract, lambda g, ans, x, y: unbroadcast(g, x.shape), lambda g, ans, x, y: unbroadcast(-g, y.shape))
-defjvp(subtract, lambda t, ans, x, y: bcast(t, ans), lambda t, ans, x, y: bcast(-t, ans))
-defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, x.shape), lambda g, ans, x, y: unbroadcast(g * x, y.shape))
-defjvp(multiply, lambda t, ans, x, y: bcast(t * y, ans), lambda t, ans, x, y: bcast(x * t, ans))
-defvjp(divide, lambda g, ans, x, y: unbroadcast(g / y, x.shape), lambda g, ans, x, y: unbroadcast(_safely(-g, lambda: x / (y * y)), y.shape))
-defjvp(divide, lambda t, ans, x, y: bcast(t / y, ans), lambda t, ans, x, y: bcast(_safely(-t, lambda: x / (y * y)), ans))
-defvjp(negative, lambda g, ans, x: -g)
-defjvp(negative, lambda t, ans, x: -t)
+# (``add`` and ``real`` are in ``_linear``: the rules of every family use them.)
+defderiv(subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+defderiv(multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+defderiv(divide, lambda g, ans, x, y: g / y,
+         lambda g, ans, x, y: _safely(-g, lambda: x / (y * y)))
+defderiv(negative, lambda g, ans, x: -g)
 
 
 def _log_base(x):
@@ -76,31 +74,18 @@ def _y_x_to_y_minus_1(x, y):
     return y * power(x, where(xp_of(yv).equal(yv, 0), 1, y - 1))
 
 
-def _power_dx(g, ans, x, y):
-    return unbroadcast(_safely(g, lambda: _y_x_to_y_minus_1(x, y)), x.shape)
+defderiv(power, lambda g, ans, x, y: _safely(g, lambda: _y_x_to_y_minus_1(x, y)),
+         lambda g, ans, x, y: g * ans * _log_base(x))
+defderiv(exp, lambda g, ans, x: g * ans)
+defderiv(log, lambda g, ans, x: _safely(g, lambda: 1 / x))
+defderiv(sin, lambda g, ans, x: g * cos(x))
+defderiv(cos, lambda g, ans, x: -g * sin(x))
+defderiv(tanh, lambda g, ans, x: g * (1 - ans * ans))
+defderiv(sqrt, lambda g, ans, x: _safely(g, lambda: 0.5 / ans))
 
 
-defvjp(power, _power_dx, lambda g, ans, x, y: unbroadcast(g * ans * _log_base(x), y.shape))
-defjvp(
-    power,
-    lambda t, ans, x, y: bcast(_safely(t, lambda: _y_x_to_y_minus_1(x, y)), ans),
-    lambda t, ans, x, y: bcast(t * ans * _log_base(x), ans),
-)
-defvjp(exp, lambda g, ans, x: g * ans)
-defjvp(exp, lambda t, ans, x: t * ans)
-defvjp(log, lambda g, ans, x: _safely(g, lambda: 1 / x))
-defjvp(log, lambda t, ans, x: _safely(t, lambda: 1 / x))
-defvjp(sin, lambda g, ans, x: g * cos(x))
-defjvp(sin, lambda t, ans, x: t * cos(x))
-defvjp(cos, lambda g, ans, x: -g * sin(x))
-defjvp(cos, lambda t, ans, x: -t * sin(x))
-defvjp(tanh, lambda g, ans, x: g * (1 - ans * ans))
-defjvp(tanh, lambda t, ans, x: t * (1 - ans * ans))
-defvjp(sqrt, lambda g, ans, x: _safely(g, lambda: 0.5 / ans))
-defjvp(sqrt, lambda t, ans, x: _safely(t, lambda: 0.5 / ans))
-
-
-def _sign(x):
+def sign_of(x):
+    """The sign of ``x``'s value, as data: the derivative of ``|x|`` for real ``x``."""
     v = raw(x)
     return xp_of(v).sign(v)
 
@@ -113,14 +98,14 @@ def _times_unit_conj(g, x, ans):
 
 
 def _abs_vjp(g, ans, x):
-    if not _is_complex(x):
-        return g * _sign(x)
+    if not is_complex(x):
+        return g * sign_of(x)
     return _times_unit_conj(g, x, ans)
 
 
 def _abs_jvp(t, ans, x):
-    if not _is_complex(x):
-        return t * _sign(x)
+    if not is_complex(x):
+        return t * sign_of(x)
     return real(_times_unit_conj(t, x, ans))
 
 
@@ -136,26 +121,10 @@ def _pick(x, y, ans):
     return (xp.equal(xv, av).astype(dtype)) / (1 + xp.equal(xv, yv).astype(dtype))
 
 
-defvjp(
-    maximum,
-    lambda g, ans, x, y: unbroadcast(g * _pick(x, y, ans), x.shape),
-    lambda g, ans, x, y: unbroadcast(g * _pick(y, x, ans), y.shape),
-)
-defjvp(
-    maximum,
-    lambda t, ans, x, y: bcast(t * _pick(x, y, ans), ans),
-    lambda t, ans, x, y: bcast(t * _pick(y, x, ans), ans),
-)
-defvjp(
-    minimum,
-    lambda g, ans, x, y: unbroadcast(g * _pick(x, y, ans), x.shape),
-    lambda g, ans, x, y: unbroadcast(g * _pick(y, x, ans), y.shape),
-)
-defjvp(
-    minimum,
-    lambda t, ans, x, y: bcast(t * _pick(x, y, ans), ans),
-    lambda t, ans, x, y: bcast(t * _pick(y, x, ans), ans),
-)
+# The rules of max and min (fmax and fmin too): the gradient goes to the winner.
+PICK_RULES = (lambda g, ans, x, y: g * _pick(x, y, ans), lambda g, ans, x, y: g * _pick(y, x, ans))
+defderiv(maximum, *PICK_RULES)
+defderiv(minimum, *PICK_RULES)
 
 
 def _zero_where(c, g, keep):
@@ -164,17 +133,11 @@ def _zero_where(c, g, keep):
     return where(c, g, zero) if keep else where(c, zero, g)
 
 
-defvjp(
+defderiv(
     where,
     None,
-    lambda g, ans, c, x, y: unbroadcast(_zero_where(c, g, True), x.shape),
-    lambda g, ans, c, x, y: unbroadcast(_zero_where(c, g, False), y.shape),
-)
-defjvp(
-    where,
-    None,
-    lambda t, ans, c, x, y: bcast(_zero_where(c, bcast(t, ans), True), ans),
-    lambda t, ans, c, x, y: bcast(_zero_where(c, bcast(t, ans), False), ans),
+    lambda g, ans, c, x, y: _zero_where(c, g, True),
+    lambda g, ans, c, x, y: _zero_where(c, g, False),
 )
 
 
@@ -192,20 +155,13 @@ log2 = ufunc("log2")
 log10 = ufunc("log10")
 log1p = ufunc("log1p")
 
-defvjp(square, lambda g, ans, x: g * 2 * x)
-defjvp(square, lambda t, ans, x: t * 2 * x)
-defvjp(reciprocal, lambda g, ans, x: _safely(-g, lambda: 1 / (x * x)))
-defjvp(reciprocal, lambda t, ans, x: _safely(-t, lambda: 1 / (x * x)))
-defvjp(exp2, lambda g, ans, x: g * ans * _LN2)
-defjvp(exp2, lambda t, ans, x: t * ans * _LN2)
-defvjp(expm1, lambda g, ans, x: g * (ans + 1))
-defjvp(expm1, lambda t, ans, x: t * (ans + 1))
-defvjp(log2, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN2)))
-defjvp(log2, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN2)))
-defvjp(log10, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN10)))
-defjvp(log10, lambda t, ans, x: _safely(t, lambda: 1 / (x * _LN10)))
-defvjp(log1p, lambda g, ans, x: _safely(g, lambda: 1 / (x + 1)))
-defjvp(log1p, lambda t, ans, x: _safely(t, lambda: 1 / (x + 1)))
+defderiv(square, lambda g, ans, x: g * 2 * x)
+defderiv(reciprocal, lambda g, ans, x: _safely(-g, lambda: 1 / (x * x)))
+defderiv(exp2, lambda g, ans, x: g * ans * _LN2)
+defderiv(expm1, lambda g, ans, x: g * (ans + 1))
+defderiv(log2, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN2)))
+defderiv(log10, lambda g, ans, x: _safely(g, lambda: 1 / (x * _LN10)))
+defderiv(log1p, lambda g, ans, x: _safely(g, lambda: 1 / (x + 1)))
 
 # -- trigonometric and hyperbolic functions and their inverses ----------------
 tan = ufunc("tan")
@@ -219,24 +175,15 @@ arcsinh = ufunc("arcsinh")
 arccosh = ufunc("arccosh")
 arctanh = ufunc("arctanh")
 
-defvjp(tan, lambda g, ans, x: g * (1 + ans * ans))
-defjvp(tan, lambda t, ans, x: t * (1 + ans * ans))
-defvjp(arcsin, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(1 - x * x)))
-defjvp(arcsin, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(1 - x * x)))
-defvjp(arccos, lambda g, ans, x: _safely(-g, lambda: 1 / sqrt(1 - x * x)))
-defjvp(arccos, lambda t, ans, x: _safely(-t, lambda: 1 / sqrt(1 - x * x)))
-defvjp(arctan, lambda g, ans, x: g / (1 + x * x))
-defjvp(arctan, lambda t, ans, x: t / (1 + x * x))
-defvjp(sinh, lambda g, ans, x: g * cosh(x))
-defjvp(sinh, lambda t, ans, x: t * cosh(x))
-defvjp(cosh, lambda g, ans, x: g * sinh(x))
-defjvp(cosh, lambda t, ans, x: t * sinh(x))
-defvjp(arcsinh, lambda g, ans, x: g / sqrt(x * x + 1))
-defjvp(arcsinh, lambda t, ans, x: t / sqrt(x * x + 1))
-defvjp(arccosh, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(x * x - 1)))
-defjvp(arccosh, lambda t, ans, x: _safely(t, lambda: 1 / sqrt(x * x - 1)))
-defvjp(arctanh, lambda g, ans, x: _safely(g, lambda: 1 / (1 - x * x)))
-defjvp(arctanh, lambda t, ans, x: _safely(t, lambda: 1 / (1 - x * x)))
+defderiv(tan, lambda g, ans, x: g * (1 + ans * ans))
+defderiv(arcsin, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(1 - x * x)))
+defderiv(arccos, lambda g, ans, x: _safely(-g, lambda: 1 / sqrt(1 - x * x)))
+defderiv(arctan, lambda g, ans, x: g / (1 + x * x))
+defderiv(sinh, lambda g, ans, x: g * cosh(x))
+defderiv(cosh, lambda g, ans, x: g * sinh(x))
+defderiv(arcsinh, lambda g, ans, x: g / sqrt(x * x + 1))
+defderiv(arccosh, lambda g, ans, x: _safely(g, lambda: 1 / sqrt(x * x - 1)))
+defderiv(arctanh, lambda g, ans, x: _safely(g, lambda: 1 / (1 - x * x)))
 
 
 # arctan2(y, x) is the angle of the point (x, y): d/dy = x / r², d/dx = -y / r².
@@ -244,32 +191,14 @@ def _r2(y, x):
     return x * x + y * y
 
 
-defvjp(
-    arctan2,
-    lambda g, ans, y, x: unbroadcast(g * x / _r2(y, x), y.shape),
-    lambda g, ans, y, x: unbroadcast(-g * y / _r2(y, x), x.shape),
-)
-defjvp(
-    arctan2,
-    lambda t, ans, y, x: bcast(t * x / _r2(y, x), ans),
-    lambda t, ans, y, x: bcast(-t * y / _r2(y, x), ans),
-)
+defderiv(arctan2, lambda g, ans, y, x: g * x / _r2(y, x), lambda g, ans, y, x: -g * y / _r2(y, x))
 
 # -- logaddexp: log(exp(x1) + exp(x2)) without overflow -----------------------
 # NumPy computes the value stably; the weights exp(x - ans) are <= 1, so the
 # rules never overflow either (they are the softmax of the two arguments).
 logaddexp = ufunc("logaddexp")
 
-defvjp(
-    logaddexp,
-    lambda g, ans, x, y: unbroadcast(g * exp(x - ans), x.shape),
-    lambda g, ans, x, y: unbroadcast(g * exp(y - ans), y.shape),
-)
-defjvp(
-    logaddexp,
-    lambda t, ans, x, y: bcast(t * exp(x - ans), ans),
-    lambda t, ans, x, y: bcast(t * exp(y - ans), ans),
-)
+defderiv(logaddexp, lambda g, ans, x, y: g * exp(x - ans), lambda g, ans, x, y: g * exp(y - ans))
 
 
 # -- clip ---------------------------------------------------------------------
@@ -346,10 +275,8 @@ array([-0.,  2.])
 array([0., 0.])
 """
 
-defvjp(floor, lambda g, ans, x: zeros_of(x))
-defjvp(floor, lambda t, ans, x: zeros_of(ans))
-defvjp(ceil, lambda g, ans, x: zeros_of(x))
-defjvp(ceil, lambda t, ans, x: zeros_of(ans))
+defzero(floor)
+defzero(ceil)
 
 
 def _round_impl(x, decimals=0):
@@ -361,8 +288,7 @@ def _round_impl(x, decimals=0):
 _round = primitive(_round_impl)
 _round.__qualname__ = "_round"  # where it is found: it pickles by reference
 _round.name = "round"
-defvjp(_round, lambda g, ans, x, decimals=0: zeros_of(x))
-defjvp(_round, lambda t, ans, x, decimals=0: zeros_of(ans))
+defzero(_round)
 
 
 def round(a: Any, decimals: int = 0) -> Any:
@@ -451,14 +377,8 @@ _DOCS = [
      "the softmax weights ``exp(x1 - out)`` and ``exp(x2 - out)``",
      "fg.grad(fnp.logaddexp, argnums=(0, 1))(0.0, 0.0)", "(array(0.5), array(0.5))"),
 ]
-for _prim, _what, _rule, _call, _out in _DOCS:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out, _DOCS
+document(_DOCS)
+del _DOCS
 
 # Doctest runs the examples of these primitives (instances, which it does not collect itself).
 __test__ = {"floor": floor.__doc__, "ceil": ceil.__doc__}
@@ -489,43 +409,13 @@ _safe_mul.__qualname__ = "_safe_mul"  # where it is found: it pickles by referen
 _safe_mul.name = "safe_multiply"
 
 
-def _shape_of(x):
-    return getattr(x, "shape", ())
-
-
-defvjp(
-    _safe_mul,
-    lambda g, ans, x, y: unbroadcast(_safe_mul(g, y), _shape_of(x)),
-    lambda g, ans, x, y: unbroadcast(_safe_mul(g, x), _shape_of(y)),
-)
-defjvp(
-    _safe_mul,
-    lambda t, ans, x, y: bcast(_safe_mul(t, y), ans),
-    lambda t, ans, x, y: bcast(_safe_mul(x, t), ans),
-)
+defderiv(_safe_mul, lambda g, ans, x, y: _safe_mul(g, y), lambda g, ans, x, y: _safe_mul(g, x))
 
 
 # -- complex parts: real, imag, conj, angle ---------------------------------------
 # Not holomorphic: their rules follow from the pairing <a, b> = real(sum(a * b))
 # (JAX's convention, CONTRIBUTING.md), the VJP being the transpose of the JVP.
-def _is_complex(x: Any) -> bool:
-    return getattr(getattr(raw(x), "dtype", None), "kind", "") == "c"
-
-
-def _complex_dtype(x: Any):
-    """The complex dtype of ``x``'s precision (complex64 for float32 and below)."""
-    d = numpy.dtype(raw(x).dtype)
-    return d if d.kind == "c" else numpy.result_type(d, numpy.complex64)
-
-
-def _as_complex(g: Any, x: Any) -> Any:
-    """``g`` (real) in ``x``'s complex dtype, differentiably."""
-    from .shape import astype
-
-    return astype(g, _complex_dtype(x))
-
-
-real = ufunc("real")
+# (``real``, whose VJP embeds a real gradient in the complex numbers, is in ``_linear``.)
 imag = ufunc("imag")
 conj = ufunc("conj")  # NumPy's conjugate; the name every namespace (Dask too) has
 conjugate = conj
@@ -539,10 +429,8 @@ _angle = primitive(_angle_impl)
 _angle.__qualname__ = "_angle"  # where it is found: it pickles by reference
 _angle.name = "angle"
 
-defvjp(real, lambda g, ans, x: _as_complex(g, x) if _is_complex(x) else g)
-defjvp(real, lambda t, ans, x: real(t))
-defvjp(imag, lambda g, ans, x: _as_complex(g, x) * -1j if _is_complex(x) else zeros_of(x))
-defjvp(imag, lambda t, ans, x: imag(t) if _is_complex(x) else zeros_of(ans))
+defvjp(imag, lambda g, ans, x: as_complex(g, x) * -1j if is_complex(x) else zeros_of(x))
+defjvp(imag, lambda t, ans, x: imag(t) if is_complex(x) else zeros_of(ans))
 defvjp(conjugate, lambda g, ans, x: conjugate(g))
 defjvp(conjugate, lambda t, ans, x: conjugate(t))
 
@@ -553,9 +441,9 @@ def _deg(deg: bool) -> float:
 
 # d angle(z) = imag(dz / z): the VJP is -1j g / z.  A real input's angle is 0 or pi.
 defvjp(_angle, lambda g, ans, z, deg=False: (
-    _as_complex(g, z) * (-1j * _deg(deg)) / z if _is_complex(z) else zeros_of(z)))
+    as_complex(g, z) * (-1j * _deg(deg)) / z if is_complex(z) else zeros_of(z)))
 defjvp(_angle, lambda t, ans, z, deg=False: (
-    imag(t / z) * _deg(deg) if _is_complex(z) else zeros_of(ans)))
+    imag(t / z) * _deg(deg) if is_complex(z) else zeros_of(ans)))
 
 
 def angle(z: Any, deg: bool = False) -> Any:
@@ -573,7 +461,7 @@ def angle(z: Any, deg: bool = False) -> Any:
     return _angle(z, deg=bool(deg))
 
 
-for _prim, _what, _rule, _call, _out in [
+document([
     (real, "the real part", "``real(t)``; the gradient of a complex input is ``g`` as complex",
      "fg.grad(lambda z: fnp.real(z * z))(numpy.array(1 + 2j))", "array(2.+4.j)"),
     (imag, "the imaginary part", "``imag(t)``; the gradient of a complex input is ``-1j * g``",
@@ -581,11 +469,4 @@ for _prim, _what, _rule, _call, _out in [
     (conj, "the complex conjugate (``conjugate`` is the same function)",
      "``conj(t)``, not holomorphic; the gradient is ``conj(g)``",
      "fg.vjp(fnp.conj, numpy.array(1 + 2j))[1](numpy.array(1j))[0]", "array(0.-1.j)"),
-]:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out
+])

@@ -32,9 +32,11 @@ from typing import Any
 import numpy
 
 from ..errors import FuncgradTypeError, FuncgradValueError
-from ..primitive import guarded
+from ..translation import guarded
 from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
+from ._linear import is_complex
+from .shape import as_arrays, astype, roll
 
 __all__ = [
     "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift",
@@ -47,10 +49,6 @@ def __dir__() -> list:  # the public names only, not the helpers and imports
 
 
 _NORMS = (None, "backward", "ortho", "forward")
-
-
-def _is_complex(x: Any) -> bool:
-    return getattr(raw(x), "dtype", numpy.dtype(float)).kind == "c"
 
 
 # -- the real part and the embedding of reals into complex numbers -------------------
@@ -76,12 +74,12 @@ defjvp(_to_complex, lambda t, ans, x, dtype: _to_complex(t, dtype), None)
 
 def _like(g: Any, x: Any) -> Any:
     """Gradient ``g`` for argument ``x``: its real part when ``x`` is real."""
-    return _re(g) if _is_complex(g) and not _is_complex(x) else g
+    return _re(g) if is_complex(g) and not is_complex(x) else g
 
 
 def _complex_of(x: Any) -> Any:
     """``x`` (real data given to a transform of complex input) as complex."""
-    if _is_complex(x):
+    if is_complex(x):
         return x
     dt = raw(x).dtype
     return _to_complex(x, numpy.result_type(dt if dt.kind == "f" and dt.itemsize >= 4
@@ -237,8 +235,6 @@ def _axes_and_lengths(a: Any, s: Any, axes: Any, name: str, real_out: bool = Fal
 
 
 def _prep(a: Any, name: str) -> Any:
-    from .shape import as_arrays
-
     (a,) = as_arrays(a)
     if getattr(raw(a), "dtype", numpy.dtype(float)).kind not in "fcbiu":
         raise FuncgradTypeError(f"fft.{name}: needs numbers, got dtype {raw(a).dtype}")
@@ -254,8 +250,6 @@ def _complex_transform(a, s, axes, norm, inverse, name):
 def _floats(a: Any) -> Any:
     """Integer and boolean data as float64, which the transforms' rules need."""
     if raw(a).dtype.kind in "biu":
-        from .shape import astype
-
         return astype(a, numpy.float64)
     return a
 
@@ -340,7 +334,7 @@ def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None) -> Any:
 
 def _real_transform(a, s, axes, norm, name):
     a = _prep(a, name)
-    if _is_complex(a):
+    if is_complex(a):
         raise FuncgradTypeError(f"fft.{name}: needs real input, got dtype {raw(a).dtype}")
     s, axes = _axes_and_lengths(a, s, axes, name)
     return _r2c(_floats(a), s, axes, _norm(norm, name))
@@ -424,8 +418,6 @@ def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None) -> Any
 
 
 def _shift(x: Any, axes: Any, sign: int, name: str) -> Any:
-    from .shape import as_arrays, roll
-
     (x,) = as_arrays(x)
     shape = tuple(shape_of(x))
     if axes is None:

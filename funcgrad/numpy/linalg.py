@@ -40,14 +40,17 @@ from typing import Any, NamedTuple
 import numpy
 
 from ..errors import BatchedValueError, FuncgradTypeError, FuncgradValueError, describe
-from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
+from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
+from ._linear import bcast, expand_to, unbroadcast
 from .elementwise import absolute, conjugate, imag, power, real, where
+from .fft import _to_complex
 from .products import matmul
-from .reductions import amax, amin, expand_to
+from .reductions import amax, amin
 from .reductions import sum as _sum
 from .shape import (
     as_arrays,
+    astype,
     check_axis,
     concatenate,
     diagonal,
@@ -100,8 +103,6 @@ def _H(a):
 def _as_dtype(x, like):
     """Real ``x`` in ``like``'s complex dtype when ``like`` is complex (packed factors)."""
     if _complex(like) and not _complex(x):
-        from .shape import astype
-
         return astype(x, raw(like).dtype)
     return x
 
@@ -918,22 +919,6 @@ def __dir__() -> list:
 # -- issue 19: eigvalsh, svdvals, pinv, lstsq, matrix_power, multi_dot, matrix_rank ---
 
 
-def _cj(x):
-    """``conj(x)`` of complex data (the complex helper's ``fnp.conj``), ``x`` of real."""
-    if getattr(raw(x), "dtype", numpy.dtype(float)).kind != "c":
-        return x
-    from .. import numpy as fnp
-
-    conj = getattr(fnp, "conj", None)
-    if conj is None:
-        raise FuncgradTypeError("linalg: complex matrices need fnp.conj, which is missing")
-    return conj(x)
-
-
-def _H(x):
-    return _cj(_T(x))
-
-
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     """``numpy.linalg.eigvalsh``: the eigenvalues of symmetric matrices, ascending
     (``eigh``'s first result); the gradient is ``v diag(g) v^T``.
@@ -1060,9 +1045,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     if full and m > n:
         r = bb - matmul(a, x)
         if raw(r).dtype.kind == "c":
-            from .fft import _re
-
-            residuals = _sum(_re(r * _conj(r)), axis=0)
+            residuals = _sum(_re(r * conjugate(r)), axis=0)
         else:
             residuals = _sum(r * r, axis=0)
     else:
@@ -1135,21 +1118,7 @@ __all__ += ["eigvalsh", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "pi
 # -- eig: the general eigenproblem (complex eigenvalues and eigenvectors) -------------
 
 
-def _conj(z):
-    """``conj(z)``: ``fnp.conj`` where it exists, else ``2 re(z) - z`` (differentiable)."""
-    from .. import numpy as fnp
-
-    conj = getattr(fnp, "conj", None)
-    if conj is not None:
-        return conj(z)
-    from .fft import _re, _to_complex
-
-    return _to_complex(_re(z), raw(z).dtype) * 2 - z
-
-
 def _real_part_as_complex(z):
-    from .fft import _re, _to_complex
-
     return _to_complex(_re(z), raw(z).dtype)
 
 
@@ -1176,7 +1145,7 @@ def _eig_parts(ans):
 
 def _normalized(dv0, v):
     # numpy's eigenvectors have unit norm: d(v / |v|) = dv - v re(v^H dv) at |v| = 1
-    c = _sum(_conj(v) * dv0, axis=-2)
+    c = _sum(conjugate(v) * dv0, axis=-2)
     return dv0 - v * expand_dims(_real_part_as_complex(c), -2)
 
 
@@ -1184,8 +1153,6 @@ def _eig_jvp(t, ans, a):
     # P = V^-1 dA V: dw = diag(P), dV = V (F o P), then kept of unit norm
     w, v, vi = _eig_parts(ans)
     if raw(t).dtype.kind != "c":  # a real tangent, embedded (its transpose: the real part)
-        from .fft import _to_complex
-
         t = _to_complex(t, raw(ans).dtype)
     p = matmul(matmul(vi, t), v)
     dv = _normalized(matmul(v, _inverse_gaps(w) * p), v)
@@ -1197,12 +1164,10 @@ def _eig_vjp(g, ans, a):
     w, v, vi = _eig_parts(ans)
     gw, gv = _row(g, 0), _rows(g, 1)
     s = _sum(gv * v, axis=-2)
-    g0 = gv - _conj(v) * expand_dims(_real_part_as_complex(s), -2)
+    g0 = gv - conjugate(v) * expand_dims(_real_part_as_complex(s), -2)
     inner = _diag_embed(gw) + _inverse_gaps(w) * matmul(_T(v), g0)
     ga = matmul(matmul(_T(vi), inner), _T(v))
     if raw(a).dtype.kind != "c":
-        from .fft import _re
-
         ga = _re(ga)
     return ga
 

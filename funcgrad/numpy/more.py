@@ -19,23 +19,16 @@ from typing import Any
 import numpy
 
 from ..errors import FuncgradValueError
+from . import creation as _c
 from . import elementwise as _e
 from . import reductions as _r
 from . import shape as _s
-from ._core import (
-    bcast,
-    defjvp,
-    defvjp,
-    lazy,
-    primitive,
-    raw,
-    shape_of,
-    ufunc,
-    unbroadcast,
-    xp_of,
-)
+from ._core import defzero, document, index_data, lazy, primitive, raw, shape_of, ufunc, xp_of
 from ._core import namespace as _ns
-from .comparison import _data_only
+from ._linear import defderiv
+from .comparison import data_only, document_data
+from .fft import _re, _to_complex
+from .products import matmul
 
 # -- elementwise ----------------------------------------------------------------------
 
@@ -69,83 +62,21 @@ def _quotient(x, y, rounding):
     return getattr(xp_of(xv, yv), rounding)(xv / yv)
 
 
-def _zero_like(ans):
-    v = raw(ans)
-    return xp_of(v).zeros(shape_of(v), v.dtype)
-
-
-def _zero_grad(g, ans, x, y=None):
-    v = raw(x)
-    return xp_of(v).zeros(shape_of(v), getattr(v, "dtype", numpy.float64))
-
-
 # x mod y = x - floor(x / y) * y: derivative 1 in x, -floor(x / y) in y (piecewise).
-defvjp(
-    remainder,
-    lambda g, ans, x, y: unbroadcast(g, shape_of(x)),
-    lambda g, ans, x, y: unbroadcast(-g * _quotient(x, y, "floor"), shape_of(y)),
-)
-defjvp(
-    remainder,
-    lambda t, ans, x, y: bcast(t, ans),
-    lambda t, ans, x, y: bcast(-t * _quotient(x, y, "floor"), ans),
-)
-defvjp(
-    fmod,
-    lambda g, ans, x, y: unbroadcast(g, shape_of(x)),
-    lambda g, ans, x, y: unbroadcast(-g * _quotient(x, y, "trunc"), shape_of(y)),
-)
-defjvp(
-    fmod,
-    lambda t, ans, x, y: bcast(t, ans),
-    lambda t, ans, x, y: bcast(-t * _quotient(x, y, "trunc"), ans),
-)
-for _p in (floor_divide,):
-    defvjp(_p, _zero_grad, lambda g, ans, x, y: _zero_grad(g, ans, y))
-    defjvp(_p, lambda t, ans, x, y: _zero_like(ans), lambda t, ans, x, y: _zero_like(ans))
-for _p in (trunc, rint):
-    defvjp(_p, lambda g, ans, x: _zero_grad(g, ans, x))
-    defjvp(_p, lambda t, ans, x: _zero_like(ans))
-defvjp(
-    hypot,
-    lambda g, ans, x, y: unbroadcast(g * x / ans, shape_of(x)),
-    lambda g, ans, x, y: unbroadcast(g * y / ans, shape_of(y)),
-)
-defjvp(
-    hypot,
-    lambda t, ans, x, y: bcast(t * x / ans, ans),
-    lambda t, ans, x, y: bcast(t * y / ans, ans),
-)
-defvjp(cbrt, lambda g, ans, x: g / (3 * ans * ans))
-defjvp(cbrt, lambda t, ans, x: t / (3 * ans * ans))
-defvjp(
-    logaddexp2,
-    lambda g, ans, x, y: unbroadcast(g * _e.exp2(x - ans), shape_of(x)),
-    lambda g, ans, x, y: unbroadcast(g * _e.exp2(y - ans), shape_of(y)),
-)
-defjvp(
-    logaddexp2,
-    lambda t, ans, x, y: bcast(t * _e.exp2(x - ans), ans),
-    lambda t, ans, x, y: bcast(t * _e.exp2(y - ans), ans),
-)
-defvjp(deg2rad, lambda g, ans, x: g * _DEG)
-defjvp(deg2rad, lambda t, ans, x: t * _DEG)
-defvjp(rad2deg, lambda g, ans, x: g / _DEG)
-defjvp(rad2deg, lambda t, ans, x: t / _DEG)
-defvjp(fabs, lambda g, ans, x: g * _e._sign(x))
-defjvp(fabs, lambda t, ans, x: t * _e._sign(x))
-for _p in (fmax, fmin):
-    defvjp(
-        _p,
-        lambda g, ans, x, y: unbroadcast(g * _e._pick(x, y, ans), shape_of(x)),
-        lambda g, ans, x, y: unbroadcast(g * _e._pick(y, x, ans), shape_of(y)),
-    )
-    defjvp(
-        _p,
-        lambda t, ans, x, y: bcast(t * _e._pick(x, y, ans), ans),
-        lambda t, ans, x, y: bcast(t * _e._pick(y, x, ans), ans),
-    )
-del _p
+defderiv(remainder, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * _quotient(x, y, "floor"))
+defderiv(fmod, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * _quotient(x, y, "trunc"))
+defzero(floor_divide, nargs=2)
+defzero(trunc)
+defzero(rint)
+defderiv(hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
+defderiv(cbrt, lambda g, ans, x: g / (3 * ans * ans))
+defderiv(logaddexp2, lambda g, ans, x, y: g * _e.exp2(x - ans),
+         lambda g, ans, x, y: g * _e.exp2(y - ans))
+defderiv(deg2rad, lambda g, ans, x: g * _DEG)
+defderiv(rad2deg, lambda g, ans, x: g / _DEG)
+defderiv(fabs, lambda g, ans, x: g * _e.sign_of(x))
+defderiv(fmax, *_e.PICK_RULES)
+defderiv(fmin, *_e.PICK_RULES)
 
 
 def _isfinite_mask(x, ans):
@@ -167,8 +98,7 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 
 _nan_to_num.name = "nan_to_num"
-defvjp(_nan_to_num, lambda g, ans, x, **kw: g * _isfinite_mask(x, ans))
-defjvp(_nan_to_num, lambda t, ans, x, **kw: t * _isfinite_mask(x, ans))
+defderiv(_nan_to_num, lambda g, ans, x, **kw: g * _isfinite_mask(x, ans))
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
@@ -199,8 +129,7 @@ def _sinc_slope(x, ans):
     return _e.where(zero, 0.0, (_e.cos(math.pi * safe) - ans) / safe)
 
 
-defvjp(_sinc, lambda g, ans, x: g * _sinc_slope(x, ans))
-defjvp(_sinc, lambda t, ans, x: t * _sinc_slope(x, ans))
+defderiv(_sinc, lambda g, ans, x: g * _sinc_slope(x, ans))
 
 
 def sinc(x: Any) -> Any:
@@ -233,43 +162,41 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     eps = numpy.finfo(v.dtype).eps
     bound = tol * eps if tol > 1 else tol
     if bool(xp.all(xp.abs(v.imag) < bound)):
-        from .fft import _re
-
         return _re(a)
     return a
 
 
 # -- data only: logical, bitwise, tests, searching ------------------------------------
 
-logical_and = _data_only("logical_and", 2)
-logical_or = _data_only("logical_or", 2)
-logical_xor = _data_only("logical_xor", 2)
-logical_not = _data_only("logical_not", 1)
-bitwise_and = _data_only("bitwise_and", 2)
-bitwise_or = _data_only("bitwise_or", 2)
-bitwise_xor = _data_only("bitwise_xor", 2)
-bitwise_not = _data_only("bitwise_not", 1)
-invert = _data_only("invert", 1)
-isclose = _data_only("isclose", 2)
-allclose = _data_only("allclose", 2)
-array_equal = _data_only("array_equal", 2)
-isreal = _data_only("isreal", 1)
-iscomplex = _data_only("iscomplex", 1)
-isrealobj = _data_only("isrealobj", 1)
-iscomplexobj = _data_only("iscomplexobj", 1)
-isneginf = _data_only("isneginf", 1)
-isposinf = _data_only("isposinf", 1)
-signbit = _data_only("signbit", 1)
-argsort = _data_only("argsort", 2)
-argpartition = _data_only("argpartition", 3)
-nonzero = _data_only("nonzero", 1)
-flatnonzero = _data_only("flatnonzero", 1)
-argwhere = _data_only("argwhere", 1)
-count_nonzero = _data_only("count_nonzero", 1)
-searchsorted = _data_only("searchsorted", 3)
-unique = _data_only("unique", 1)
-nanargmax = _data_only("nanargmax", 2)
-nanargmin = _data_only("nanargmin", 2)
+logical_and = data_only("logical_and", 2)
+logical_or = data_only("logical_or", 2)
+logical_xor = data_only("logical_xor", 2)
+logical_not = data_only("logical_not", 1)
+bitwise_and = data_only("bitwise_and", 2)
+bitwise_or = data_only("bitwise_or", 2)
+bitwise_xor = data_only("bitwise_xor", 2)
+bitwise_not = data_only("bitwise_not", 1)
+invert = data_only("invert", 1)
+isclose = data_only("isclose", 2)
+allclose = data_only("allclose", 2)
+array_equal = data_only("array_equal", 2)
+isreal = data_only("isreal", 1)
+iscomplex = data_only("iscomplex", 1)
+isrealobj = data_only("isrealobj", 1)
+iscomplexobj = data_only("iscomplexobj", 1)
+isneginf = data_only("isneginf", 1)
+isposinf = data_only("isposinf", 1)
+signbit = data_only("signbit", 1)
+argsort = data_only("argsort", 2)
+argpartition = data_only("argpartition", 3)
+nonzero = data_only("nonzero", 1)
+flatnonzero = data_only("flatnonzero", 1)
+argwhere = data_only("argwhere", 1)
+count_nonzero = data_only("count_nonzero", 1)
+searchsorted = data_only("searchsorted", 3)
+unique = data_only("unique", 1)
+nanargmax = data_only("nanargmax", 2)
+nanargmin = data_only("nanargmin", 2)
 
 _DATA_DOCS = [
     (logical_and, "``x1 and x2``, elementwise",
@@ -332,14 +259,8 @@ _DATA_DOCS = [
     (nanargmin, "the index of the smallest element, NaNs ignored",
      "int(fnp.nanargmin(numpy.array([numpy.nan, 1.0, 3.0])))", "1"),
 ]
-for _fun, _what, _call, _out in _DATA_DOCS:
-    _fun.__doc__ = (
-        f"``numpy.{_fun.__name__}`` on the values of its arguments: {_what}.\n\n"
-        "The result is plain data, never a Node: no gradient flows through it.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _fun, _what, _call, _out, _DATA_DOCS
+document_data(_DATA_DOCS)
+del _DATA_DOCS
 
 
 def _shape(a: Any) -> tuple:
@@ -377,9 +298,7 @@ def empty(shape: Any, dtype: Any = float, like: Any = None) -> Any:
     >>> fnp.empty(2)
     array([0., 0.])
     """
-    from .creation import zeros
-
-    return zeros(shape, dtype, like=like)
+    return _c.zeros(shape, dtype, like=like)
 
 
 def empty_like(x: Any, dtype: Any = None) -> Any:
@@ -389,9 +308,7 @@ def empty_like(x: Any, dtype: Any = None) -> Any:
     >>> fnp.empty_like(numpy.ones(2))
     array([0., 0.])
     """
-    from .creation import zeros_like
-
-    return zeros_like(raw(x), dtype=dtype)
+    return _c.zeros_like(raw(x), dtype=dtype)
 
 
 def identity(n: int, dtype: Any = float, like: Any = None) -> Any:
@@ -402,9 +319,7 @@ def identity(n: int, dtype: Any = float, like: Any = None) -> Any:
     array([[1., 0.],
            [0., 1.]])
     """
-    from .creation import eye
-
-    return eye(n, dtype=dtype, like=like)
+    return _c.eye(n, dtype=dtype, like=like)
 
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
@@ -684,8 +599,6 @@ def take_along_axis(arr: Any, indices: Any, axis: Any) -> Any:
     array([[1.],
            [2.]])
     """
-    from ._core import index_data
-
     (arr,) = _s.as_arrays(arr)
     if axis is None:
         arr, axis = _s.ravel(arr), 0
@@ -812,19 +725,13 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 
 def _conj_if_complex(x: Any) -> Any:
-    if raw(x).dtype.kind != "c":
-        return x
-    from .linalg import _conj
-
-    return _conj(x)
+    return x if raw(x).dtype.kind != "c" else _e.conjugate(x)
 
 
 def _abs2(x: Any) -> Any:
     """``|x| ** 2``: ``x * x`` of reals, ``re(x * conj(x))`` of complex numbers."""
     if raw(x).dtype.kind != "c":
         return x * x
-    from .fft import _re
-
     return _re(x * _conj_if_complex(x))
 
 
@@ -1071,8 +978,6 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     n = shape_of(x)[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     xc = x - _r.mean(x, axis=1, keepdims=True)
-    from .products import matmul
-
     out = matmul(xc, _s.transpose(_conj_if_complex(xc))) / (n - ddof)
     return _s.reshape(out, ()) if shape_of(out) == (1, 1) else out
 
@@ -1090,8 +995,6 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
         return c / c
     diag = _s.diagonal(c)
     if raw(diag).dtype.kind == "c":  # a covariance's diagonal is real
-        from .fft import _re, _to_complex
-
         diag = _to_complex(_re(diag), raw(diag).dtype)
     d = _e.sqrt(diag)
     return c / _s.reshape(d, (-1, 1)) / _s.reshape(d, (1, -1))
@@ -1210,8 +1113,6 @@ def kron(a: Any, b: Any) -> Any:
 def _correlate(a: Any, v: Any, mode: str, name: str) -> Any:
     """``sum_j a[k + j] * v[j]`` over the overlaps of ``mode``: a gather of the windows of
     zero-padded ``a`` times ``v`` (the full correlation), cut to ``mode``'s part."""
-    from .products import matmul
-
     a, v = _s.as_arrays(a, v)
     if len(shape_of(a)) != 1 or len(shape_of(v)) != 1:
         raise FuncgradValueError(f"{name}: a and v must be 1-d")
@@ -1267,8 +1168,6 @@ class _Concatenator:
         self._name = name
 
     def __getitem__(self, key: Any) -> Any:
-        from .creation import asarray
-
         items = key if isinstance(key, tuple) else (key,)
         if any(isinstance(item, str) for item in items):
             raise FuncgradValueError(f"{self._name}: string directives are not supported")
@@ -1282,7 +1181,7 @@ class _Concatenator:
         parts = []
         for item in items:
             if type(item) in scalar:
-                item = asarray([item], dtype, like=like)
+                item = _c.asarray([item], dtype, like=like)
             (arr,) = _s.as_arrays(item)
             nd = len(shape_of(arr))
             if self._columns:
@@ -1367,13 +1266,7 @@ _DOCS = [
     (rint, "``x`` rounded to the nearest integer", "0 (piecewise constant)",
      "fnp.rint(numpy.array([0.4, 1.6]))", "array([0., 2.])"),
 ]
-for _prim, _what, _rule, _call, _out in _DOCS:
-    _prim.__doc__ = (
-        f"``numpy.{_prim.name}``, differentiable: {_what}.\n\n"
-        f"Derivative: {_rule}.\n\n"
-        ">>> import numpy, funcgrad as fg, funcgrad.numpy as fnp\n"
-        f">>> {_call}\n{_out}\n"
-    )
-del _prim, _what, _rule, _call, _out, _DOCS
+document(_DOCS)
+del _DOCS
 
 __test__ = {"r_": r_.__doc__, "c_": c_.__doc__}

@@ -18,9 +18,21 @@ import string
 from typing import Any
 
 from ..errors import FuncgradValueError
-from ._core import bcast, defjvp, defvjp, primitive, raw, shape_of, unbroadcast, xp_of
+from ._core import defjvp, defvjp, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
-from .shape import as_arrays, broadcast_to, getitem, moveaxis, reshape, transpose
+from ._linear import bcast, unbroadcast
+from .elementwise import multiply, subtract
+from .reductions import sum as _sum
+from .shape import (
+    as_arrays,
+    broadcast_to,
+    check_axis,
+    getitem,
+    moveaxis,
+    reshape,
+    stack,
+    transpose,
+)
 
 
 @primitive
@@ -123,8 +135,6 @@ def dot(x: Any, y: Any) -> Any:
     >>> fnp.dot(numpy.ones((2, 3, 4)), numpy.ones((5, 4, 6))).shape
     (2, 3, 5, 6)
     """
-    from .elementwise import multiply
-
     x, y = as_arrays(x, y)
     nx, ny = len(shape_of(x)), len(shape_of(y))
     if nx == 0 or ny == 0:
@@ -142,8 +152,6 @@ def outer(a: Any, b: Any) -> Any:
     array([[0., 1., 2.],
            [0., 1., 2.]])
     """
-    from .elementwise import multiply
-
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
@@ -154,8 +162,6 @@ def inner(a: Any, b: Any) -> Any:
     >>> fnp.inner(numpy.ones((2, 3)), numpy.ones((4, 3))).shape
     (2, 4)
     """
-    from .elementwise import multiply
-
     a, b = as_arrays(a, b)
     if len(shape_of(a)) == 0 or len(shape_of(b)) == 0:
         return multiply(a, b)
@@ -169,8 +175,6 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     >>> fnp.trace(numpy.arange(9.0).reshape(3, 3), offset=1)
     np.float64(6.0)
     """
-    from .reductions import sum as _sum
-
     (x,) = as_arrays(x)
     x = moveaxis(x, (axis1, axis2), (-2, -1))
     n, m = x.shape[-2], x.shape[-1]
@@ -191,10 +195,6 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     >>> fnp.cross(numpy.array([1.0, 0.0, 0.0]), numpy.array([0.0, 1.0, 0.0]))
     array([0., 0., 1.])
     """
-    from .elementwise import multiply as mul
-    from .elementwise import subtract as sub
-    from .shape import check_axis, stack
-
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = as_arrays(a, b)
@@ -210,8 +210,9 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
         )
     a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
     b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
-    c = stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
-               sub(mul(a0, b1), mul(a1, b0))], axis=-1)
+    c = stack([subtract(multiply(a1, b2), multiply(a2, b1)),
+               subtract(multiply(a2, b0), multiply(a0, b2)),
+               subtract(multiply(a0, b1), multiply(a1, b0))], axis=-1)
     return moveaxis(c, -1, check_axis(axisc, len(shape_of(c)), "cross"))
 
 
@@ -223,32 +224,36 @@ _LETTERS = string.ascii_letters
 def _parse_einsum(subscripts: str, shapes: list) -> tuple[list[str], str]:
     """Explicit, ellipsis-free input and output subscripts (NumPy's rules)."""
     subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        lhs, out = subscripts.split("->")
-    else:
-        lhs, out = subscripts, None
+    lhs, _, out = subscripts.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise FuncgradValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {len(shapes)}")
-    used = {c for c in lhs + (out or "") if c in _LETTERS}
-    free = [c for c in _LETTERS if c not in used]
+    ell = _ellipsis_labels(ins, shapes, used=lhs + out)
+    expanded = [_expand_ellipsis(sub, s, ell) for sub, s in zip(ins, shapes, strict=True)]
+    if "->" not in subscripts:  # implicit: broadcast axes, then labels seen once, sorted
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        return expanded, ell + "".join(sorted(c for c, n in counts.items()
+                                              if n == 1 and c not in ell))
+    return expanded, out.replace("...", ell)
+
+
+def _ellipsis_labels(ins: list, shapes: list, used: str) -> str:
+    """Fresh labels for the axes that ``...`` stands for (as many as the most it covers)."""
+    free = [c for c in _LETTERS if c not in set(used)]
     n_ell = max((len(s) - (len(sub) - 3) for sub, s in zip(ins, shapes) if "..." in sub),
                 default=0)
-    ell = "".join(free[:n_ell])
-    expanded = []
-    for sub, s in zip(ins, shapes, strict=True):
-        if "..." in sub:
-            k = len(s) - (len(sub) - 3)
-            sub = sub.replace("...", ell[n_ell - k:] if k else "")
-        if len(sub) != len(s) or any(c not in _LETTERS for c in sub):
-            raise FuncgradValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {s}")
-        expanded.append(sub)
-    if out is None:  # implicit: broadcast axes, then labels seen once, sorted
-        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
-        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    return expanded, out
+    return "".join(free[:n_ell])
+
+
+def _expand_ellipsis(sub: str, shape: tuple, ell: str) -> str:
+    """``sub`` with its ``...`` replaced by the last of ``ell`` it covers, checked against
+    the operand's ``shape``."""
+    if "..." in sub:
+        k = len(shape) - (len(sub) - 3)
+        sub = sub.replace("...", ell[len(ell) - k:] if k else "")
+    if len(sub) != len(shape) or any(c not in _LETTERS for c in sub):
+        raise FuncgradValueError(f"einsum: subscripts {sub!r} do not fit an operand of shape {shape}")
+    return sub
 
 
 @primitive

@@ -49,10 +49,14 @@ from typing import Any
 
 import numpy
 
+from ..arrays import holds_node
 from ..backend import NUMPY_TYPES, device_of, is_lazy, namespace, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..node import Node, value_of
-from ..primitive import _FOREIGN, holds_node, translated
+from ..translation import documented
+from . import creation as _c
+from . import elementwise as _e
+from . import shape as _s
 
 # NumPy's seeds and bit generators, as they are: they hold no draws of their own.
 SeedSequence = numpy.random.SeedSequence
@@ -206,8 +210,6 @@ def _loc_scale(standard: str | None, loc_name: str = "loc", scale_name: str = "s
     NumPy computes the same two roundings)."""
 
     def rule(owner, name, b, device):
-        from .elementwise import add, multiply
-
         loc, scale = b.get(loc_name, 0.0), b.get(scale_name, 1.0)
         _check_nonnegative(name, scale_name, scale)
         shape = _shape(b.get("size"), loc, scale)
@@ -215,7 +217,7 @@ def _loc_scale(standard: str | None, loc_name: str = "loc", scale_name: str = "s
             z = _raw(owner, standard, device, (), {"size": shape})
         else:
             z = _raw(owner, name, device, (0.0, 1.0), {"size": shape})
-        return add(loc, multiply(scale, z))
+        return _e.add(loc, _e.multiply(scale, z))
 
     rule.params = frozenset({loc_name, scale_name})
     return rule
@@ -223,98 +225,85 @@ def _loc_scale(standard: str | None, loc_name: str = "loc", scale_name: str = "s
 
 def _scale_only(standard: str, args: tuple = ()):
     def rule(owner, name, b, device):
-        from .elementwise import multiply
-
         scale = b.get("scale", 1.0)
         _check_nonnegative(name, "scale", scale)
         shape = _shape(b.get("size"), scale)
-        return multiply(scale, _raw(owner, standard, device, args, {"size": shape}))
+        return _e.multiply(scale, _raw(owner, standard, device, args, {"size": shape}))
 
     rule.params = frozenset({"scale"})
     return rule
 
 
 def _uniform(owner, name, b, device):
-    from .elementwise import add, multiply, subtract
-
     low, high = b.get("low", 0.0), b.get("high", 1.0)
     shape = _shape(b.get("size"), low, high)
     unit = "random" if isinstance(owner, Generator) else "random_sample"
-    return add(low, multiply(subtract(high, low), _raw(owner, unit, device, (), {"size": shape})))
+    unit_draws = _raw(owner, unit, device, (), {"size": shape})
+    return _e.add(low, _e.multiply(_e.subtract(high, low), unit_draws))
 
 
 _uniform.params = frozenset({"low", "high"})
 
 
 def _gamma(owner, name, b, device):
-    from .elementwise import multiply
-
     k, scale = b["shape"], b.get("scale", 1.0)
     _check_nonnegative(name, "scale", scale)
     shape = _shape(b.get("size"), k, scale)
-    return multiply(scale, _raw(owner, "standard_gamma", device, (_to_host(k),),
-                                {"size": shape}))
+    return _e.multiply(scale, _raw(owner, "standard_gamma", device, (_to_host(k),),
+                                   {"size": shape}))
 
 
 _gamma.params = frozenset({"scale"})
 
 
 def _mvn(owner, name, b, device):
-    from .elementwise import add
-
     mean = b["mean"]
     rest = {k: _to_host(v) for k, v in b.items() if k not in ("mean", "cov")}
     zero = numpy.zeros(numpy.shape(value_of(mean)))
-    return add(mean, _raw(owner, name, device, (zero, _to_host(b["cov"])), rest))
+    return _e.add(mean, _raw(owner, name, device, (zero, _to_host(b["cov"])), rest))
 
 
 _mvn.params = frozenset({"mean"})
 
 
 def _choice(owner, name, b, device):
-    from .shape import take
-
     a = b["a"]
     axis = b.get("axis", 0)
     rest = {k: _to_host(v) for k, v in b.items() if k not in ("a", "axis")}
     if numpy.ndim(value_of(a)) == 0:
         raise FuncgradValueError("fnp.random.choice: a must be 1-dimensional or an integer")
     n = numpy.shape(value_of(a))[axis]
-    return take(a, _raw(owner, name, None, (n,), rest), axis=axis)
+    return _s.take(a, _raw(owner, name, None, (n,), rest), axis=axis)
 
 
 _choice.params = frozenset({"a"})
 
 
 def _permutation(owner, name, b, device):
-    from .shape import take
-
     x = b["x"]
     axis = b.get("axis", 0)
     if numpy.ndim(value_of(x)) == 0:
         raise FuncgradValueError("fnp.random.permutation: x must be an integer or at least 1-d")
     n = numpy.shape(value_of(x))[axis]
-    return take(x, _raw(owner, "permutation", None, (n,), {}), axis=axis)
+    return _s.take(x, _raw(owner, "permutation", None, (n,), {}), axis=axis)
 
 
 _permutation.params = frozenset({"x"})
 
 
 def _permuted(owner, name, b, device):
-    from .shape import getitem, ravel, reshape
-
     x, axis = b["x"], b.get("axis")
     if b.get("out") is not None:
         raise FuncgradTypeError("fnp.random.permuted: out= cannot hold a Node's draws")
     shape = numpy.shape(value_of(x))
     if axis is None:
         order = _raw(owner, "permuted", None, (numpy.arange(int(numpy.prod(shape))),), {})
-        return reshape(getitem(ravel(x), order), shape)
+        return _s.reshape(_s.getitem(_s.ravel(x), order), shape)
     axis = axis % len(shape)
     index = numpy.indices(shape, sparse=True)
     along = numpy.broadcast_to(numpy.arange(shape[axis]).reshape(index[axis].shape), shape)
     order = _raw(owner, "permuted", None, (along,), {"axis": axis})
-    return getitem(x, tuple(order if k == axis else i for k, i in enumerate(index)))
+    return _s.getitem(x, tuple(order if k == axis else i for k, i in enumerate(index)))
 
 
 _permuted.params = frozenset({"x"})
@@ -357,11 +346,9 @@ def _sample(owner: Any, name: str, args: tuple, kwargs: dict, like: Any) -> Any:
         for k in nodes:
             if rule is None or k not in rule.params:
                 raise _not_differentiable(owner, name, k)
-        from .creation import asarray
-
         for k in nodes:  # a list holding Nodes is one array, as NumPy takes lists
             if type(bound[k]) is not Node:
-                bound[k] = asarray(bound[k])
+                bound[k] = _c.asarray(bound[k])
         return rule(owner, name, bound, device)
     args = tuple(_to_host(a) for a in args)
     kwargs = {k: _to_host(v) for k, v in kwargs.items()}
@@ -617,11 +604,8 @@ def _make_method(cls: type, name: str) -> Any:
     def method(self, *args, like=None, **kwargs):
         try:
             return _sample(self, name, args, kwargs, like)
-        except _FOREIGN as exc:  # NumPy's ValueError...: a documented error, naming the call
-            err = translated(f"fnp.random.{cls.__name__}.{name}", exc, args, kwargs)
-            if err is None:
-                raise
-            raise err from exc
+        except Exception as exc:  # noqa: BLE001  (NumPy's ValueError...: documented, named)
+            documented(f"fnp.random.{cls.__name__}.{name}", exc, args, kwargs)
 
     method.__name__ = name
     method.__qualname__ = f"{cls.__name__}.{name}"

@@ -11,54 +11,12 @@ import math
 
 import numpy
 
-from ..backend import NUMPY_TYPES
 from ..errors import FuncgradIndexError
-from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of, zeros_of
+from ._core import defjvp, defvjp, known_shape, lazy, primitive, raw, shape_of, xp_of
 from ._core import namespace as _ns
-
-
-def normalize_axes(axis, ndim: int) -> tuple:
-    """``axis`` as a sorted tuple of non-negative ints (all axes for None)."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < (ndim or 1):
-            raise FuncgradIndexError(f"axis {a} is out of bounds for an array of {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
-
-
-def keepdims_shape(shape: tuple, axis) -> tuple:
-    """``shape`` with the reduced ``axis`` kept as 1s."""
-    axes = normalize_axes(axis, len(shape))
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
-
-
-def expand_to(g, like, axis, keepdims: bool):
-    """Broadcast a reduced gradient ``g`` back to the shape of ``like`` (an array, a
-    Node, or a shape)."""
-    from .shape import broadcast_to, reshape
-
-    t = type(like)
-    if t is tuple or t is list:
-        shape, eager = tuple(like), True
-    else:
-        v = raw(like)
-        shape = shape_of(v)
-        eager = type(v) in NUMPY_TYPES or not lazy(v) and known_shape(shape)
-    if not keepdims:
-        g = reshape(g, keepdims_shape(shape, axis))
-    if eager:
-        return broadcast_to(g, shape)
-    # A lazy namespace (Dask): broadcast against zeros chunked as ``like`` is, so that the
-    # gradient is split as the input is (broadcast_to would make it one chunk), whatever
-    # lengths it does not know yet.
-    from .elementwise import add
-
-    return add(g, zeros_of(like))
+from ._linear import expand_to, keepdims_shape, normalize_axes, sum, ufunc_axis
+from .elementwise import imag, real, sqrt, where
+from .shape import as_arrays, reshape, transpose
 
 
 def _count_of(x, axis):
@@ -77,21 +35,6 @@ def _count(shape: tuple, axis) -> int:
     if axes and not shape:  # NumPy's mean, var and std refuse an axis of a 0-d array
         raise FuncgradIndexError(f"axis {axis!r} is out of bounds for an array of 0 dimensions")
     return math.prod(shape[a] for a in axes)
-
-
-@primitive
-def sum(x, axis=None, keepdims=False):
-    """``numpy.sum``: the sum over ``axis`` (an int, a tuple of ints, or None: all axes).
-
-    The gradient is the output's gradient broadcast back to ``x``'s shape.
-
-    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> fnp.sum(numpy.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
-    array([4., 6.])
-    >>> fg.grad(lambda x: fnp.sum(x * x))(numpy.array([1.0, 2.0]))
-    array([2., 4.])
-    """
-    return _ns(x).sum(x, axis=axis, keepdims=keepdims)
 
 
 @primitive
@@ -154,23 +97,14 @@ def _numpy_mean(x, axis=None, keepdims=False):
 
 
 # NumPy fast paths: ufunc reductions, sparing NumPy's Python-level wrappers.
-sum.numpy_impl = lambda x, axis=None, keepdims=False: numpy.add.reduce(
-    x, axis=_axes(axis), keepdims=keepdims
-)
 mean.numpy_impl = _numpy_mean
 amax.numpy_impl = lambda x, axis=None, keepdims=False: numpy.maximum.reduce(
-    x, axis=_axes(axis), keepdims=keepdims
+    x, axis=ufunc_axis(axis), keepdims=keepdims
 )
 amin.numpy_impl = lambda x, axis=None, keepdims=False: numpy.minimum.reduce(
-    x, axis=_axes(axis), keepdims=keepdims
+    x, axis=ufunc_axis(axis), keepdims=keepdims
 )
 
-
-def _axes(axis):
-    return tuple(axis) if isinstance(axis, list) else axis
-
-defvjp(sum, lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims))
-defjvp(sum, lambda t, ans, x, axis=None, keepdims=False: sum(t, axis=axis, keepdims=keepdims))
 defvjp(
     mean,
     lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)
@@ -300,8 +234,6 @@ def _others(x, axis):
     others is the running product before each element (cumprod, shifted)
     times the product of those after it (a reverse scan of a last-place 1).
     """
-    from .shape import reshape, transpose
-
     shape = shape_of(x)
     v = raw(x)
     xp = xp_of(v)
@@ -373,14 +305,10 @@ def _rcumsum(x, axis):
 
 def _flat(x, axis):
     """``(x, axis)`` with ``x`` flattened when ``axis`` is None."""
-    from .shape import reshape
-
     return (reshape(x, (-1,)), 0) if axis is None else (x, axis)
 
 
 def _shaped(v, x, axis):
-    from .shape import reshape
-
     return reshape(v, x.shape) if axis is None else v
 
 
@@ -437,14 +365,10 @@ def var(x, axis=None, ddof=0, keepdims=False):
     >>> fg.grad(fnp.var)(numpy.array([1.0, 3.0]))
     array([-1.,  1.])
     """
-    from .shape import as_arrays
-
     (x,) = as_arrays(x)
     n = _count(shape_of(x), axis) - ddof
     d = x - mean(x, axis=axis, keepdims=True)
     if raw(d).dtype.kind == "c":  # |d|^2, real, as NumPy
-        from .elementwise import imag, real
-
         d2 = real(d) * real(d) + imag(d) * imag(d)
     else:
         d2 = d * d
@@ -459,8 +383,6 @@ def std(x, axis=None, ddof=0, keepdims=False):
     >>> fg.grad(fnp.std)(numpy.array([1.0, 3.0]))
     array([-0.5,  0.5])
     """
-    from .elementwise import sqrt, where
-
     v = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
     # Where the variance is 0 -- always, over one element (a 0-d array, an axis
     # of length 1), or when all the elements are equal -- the derivative of

@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy
 
-from ..backend import as_array, is_lazy, to_device
+from ..arrays import holds_node
+from ..backend import WEAK_TYPES, as_array, is_lazy, to_device
 from ..errors import FuncgradTypeError, FuncgradValueError, describe
-from ..primitive import holds_node, translated
+from ..translation import translated
 from ._core import (
     Node,
     defjvp,
@@ -36,11 +37,13 @@ from ._core import (
     primitive,
     raw,
     shape_of,
-    unbroadcast,
     xp_of,
     zeros_of,
 )
 from ._core import namespace as _ns
+from ._linear import _astype, broadcast_to, real, reshape, unbroadcast
+from ._linear import add as _add
+from .elementwise import where
 
 
 def as_arrays(*xs: Any) -> list:
@@ -49,27 +52,10 @@ def as_arrays(*xs: Any) -> list:
     the other arguments; arrays, Nodes and Python numbers pass through."""
     if all(hasattr(x, "shape") or isinstance(x, (int, float)) for x in xs):
         return list(xs)
-    from .creation import array
-
     xp = xp_of(*(x for x in xs if hasattr(x, "shape")))
     return [x if hasattr(x, "shape") or isinstance(x, (int, float))
-            else array(x) if holds_node(x) else xp.asarray(x) for x in xs]
-
-
-@primitive
-def reshape(x, shape):
-    """``numpy.reshape``: ``x``'s elements in a new shape (one entry may be -1).
-
-    The gradient is the output's gradient reshaped back.
-
-    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> fnp.reshape(numpy.arange(6.0), (2, -1))
-    array([[0., 1., 2.],
-           [3., 4., 5.]])
-    >>> fg.grad(lambda x: fnp.sum(fnp.reshape(x, (2, 2))[0]))(numpy.ones(4))
-    array([1., 1., 0., 0.])
-    """
-    return _ns(x).reshape(x, shape)
+            else differentiable_array(x, None) if holds_node(x) else xp.asarray(x)
+            for x in xs]
 
 
 def _inverse(axes, ndim):
@@ -127,51 +113,17 @@ def squeeze(x, axis=None):
     return _ns(x).squeeze(x, axis)
 
 
-@primitive
-def broadcast_to(x, shape):
-    """``numpy.broadcast_to``: ``x`` repeated along new or length-1 axes to ``shape``.
-
-    The gradient sums over the broadcast axes, back to ``x``'s shape.
-
-    >>> import numpy, funcgrad as fg, funcgrad.numpy as fnp
-    >>> fnp.broadcast_to(numpy.array([1.0, 2.0]), (3, 2)).shape
-    (3, 2)
-    >>> fg.grad(lambda x: fnp.sum(fnp.broadcast_to(x, (3, 2))))(numpy.array([1.0, 2.0]))
-    array([3., 3.])
-    """
-    return _ns(x).broadcast_to(x, shape)
-
-
-# NumPy fast paths: methods and C calls, sparing NumPy's Python-level wrappers,
-# which cost more than the work itself on small arrays.
-reshape.numpy_impl = lambda x, shape: numpy.asarray(x).reshape(shape)
+# A NumPy fast path: the method, sparing NumPy's Python-level wrapper, which costs
+# more than the work itself on small arrays.
 transpose.numpy_impl = lambda x, axes=None: numpy.asarray(x).transpose(axes)
 
 
-def _numpy_broadcast_to(x, shape):
-    x = numpy.asarray(x)
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    if math.prod(shape) <= 4096:  # small: a fresh array beats building a strided view
-        out = numpy.empty(shape, x.dtype)
-        numpy.copyto(out, x)
-        return out
-    return numpy.broadcast_to(x, shape)
-
-
-broadcast_to.numpy_impl = _numpy_broadcast_to
-
-defvjp(reshape, lambda g, ans, x, shape: reshape(g, x.shape))
-defjvp(reshape, lambda t, ans, x, shape: reshape(t, shape))
 defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(x.shape))))
 defjvp(transpose, lambda t, ans, x, axes=None: transpose(t, axes))
 defvjp(expand_dims, lambda g, ans, x, axis: reshape(g, x.shape))
 defjvp(expand_dims, lambda t, ans, x, axis: expand_dims(t, axis))
 defvjp(squeeze, lambda g, ans, x, axis=None: reshape(g, x.shape))
 defjvp(squeeze, lambda t, ans, x, axis=None: squeeze(t, axis))
-defvjp(broadcast_to, lambda g, ans, x, shape: unbroadcast(g, x.shape))
-defjvp(broadcast_to, lambda t, ans, x, shape: broadcast_to(t, shape))
 
 
 # -- indexing --------------------------------------------------------------------
@@ -361,14 +313,8 @@ def _index_set_dv(g, ans, x, v, index):
     picked = _getitem(g, index)
     if _may_repeat(index):
         gv = raw(picked)
-        picked = _where(_winners(x, index), picked, xp_of(gv).zeros((), gv.dtype))
+        picked = where(_winners(x, index), picked, xp_of(gv).zeros((), gv.dtype))
     return unbroadcast(picked, shape_of(v))
-
-
-def _where(c, a, b):
-    from .elementwise import where
-
-    return where(c, a, b)
 
 
 def _index_set_zero(t, index):
@@ -403,16 +349,12 @@ def index_update(x: Any, index: Any, v: Any, add: bool = False) -> Any:
     index = _index(x, index)
     xv = raw(x)
     if type(v) is Node or holds_node(v):
-        from .creation import asarray
-
-        v = asarray(v)
+        v = differentiable_array(v, None)
         v = v if v.dtype == xv.dtype else astype(v, xv.dtype)
     else:  # values from another device than x's raise DeviceMismatchError (not moved)
         v = xp_of(xv, v).asarray(v, dtype=xv.dtype)
     if not add:
         return _index_set(x, v, index)
-    from .elementwise import add as _add
-
     try:
         picked = xv[index].shape
     except IndexError as exc:  # as .set raises it (its primitive translates the error)
@@ -458,26 +400,6 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
 # -- dtype -----------------------------------------------------------------------
 
 
-@primitive
-def _astype(x, dtype):
-    return x.astype(dtype)
-
-
-def _cast(t, dtype):
-    """``t`` cast to ``dtype``; complex to real through ``real`` (the real part, no
-    ComplexWarning): the transpose of real-to-complex, and complex-to-real's tangent."""
-    dtype = numpy.dtype(dtype)
-    if raw(t).dtype.kind == "c" and dtype.kind != "c":
-        from .elementwise import real
-
-        t = real(t)
-    return t if raw(t).dtype == dtype else _astype(t, dtype)
-
-
-defvjp(_astype, lambda g, ans, x, dtype: _cast(g, raw(x).dtype))
-defjvp(_astype, lambda t, ans, x, dtype: _cast(t, dtype))
-
-
 def astype(x, dtype):
     """``x`` as ``dtype``: differentiable to float and complex dtypes, plain data to others.
 
@@ -496,12 +418,52 @@ def astype(x, dtype):
         v = raw(x)
         return v.astype(dtype)
     if raw(x).dtype.kind == "c" and numpy.dtype(dtype).kind == "f":
-        from .elementwise import real
-
         x = real(x)
         if raw(x).dtype == numpy.dtype(dtype):
             return x
     return _astype(x, dtype)
+
+
+# -- nested sequences holding Nodes: one Node (fnp.array's way) --------------------
+
+
+def leaves_of(obj, out: list) -> list:
+    """The non-sequence items of nested lists and tuples, left to right."""
+    if type(obj) in (list, tuple):
+        for o in obj:
+            leaves_of(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _build(obj, xp, dtype):
+    """Nested lists and tuples of Nodes, arrays and numbers as one Node of ``dtype``."""
+    if type(obj) in (list, tuple):
+        if not holds_node(obj):
+            return xp.asarray(obj, dtype=dtype)
+        return stack([_build(o, xp, dtype) for o in obj])
+    if type(obj) is Node:
+        return obj if obj.dtype == dtype else astype(obj, dtype)
+    return xp.asarray(obj, dtype=dtype)
+
+
+def differentiable_array(obj, dtype):
+    """``obj`` (a Node, or nested sequences holding Nodes) as one Node.
+
+    The dtype is NumPy's for the same data: the result type of the arrays and
+    Nodes, with Python numbers weak (a float32 Node and ``0.5`` stay float32).
+    """
+    if type(obj) is Node:
+        if dtype is None or numpy.dtype(dtype) == obj.dtype:
+            return obj
+        return astype(obj, dtype)
+    leaves = leaves_of(obj, [])
+    xp = xp_of(*(raw(v) for v in leaves if not isinstance(v, (int, float, complex))))
+    if dtype is None:
+        dtype = xp.result_type(*(v if isinstance(v, (int, float, complex)) else
+                                 0.0 if type(v) in WEAK_TYPES else v.dtype for v in leaves))
+    return _build(obj, xp, numpy.dtype(dtype))
 
 
 # -- joining: stack, concatenate (variadic primitives) ---------------------------
@@ -830,8 +792,6 @@ def hstack(tup: Any) -> Any:
 
 
 def _triangle(m, k: int, lower: bool, name: str):
-    from .elementwise import where
-
     (m,) = as_arrays(m)
     shape = shape_of(m)
     if len(shape) == 0:

@@ -60,7 +60,16 @@ def call(submodule: str, name: str, args: tuple, kwargs: dict | None = None) -> 
     fun = getattr(module, name, None) if module is not None else None
     if fun is not None:
         return fun(*args, **kwargs)
-    reference = getattr(scipy_module(submodule), name)
+    return on_host(getattr(scipy_module(submodule), name), args, kwargs)
+
+
+def on_host(reference: Any, args: tuple, kwargs: dict | None = None) -> Any:
+    """``reference(*args)``, a NumPy function, for arguments of any namespace: lazily mapped
+    over Dask chunks, or on the host and back for any other device."""
+    kwargs = kwargs or {}
+    xp = namespace(*args)
+    if xp is numpy:
+        return reference(*args, **kwargs)
     if is_lazy(xp):
         return _lazily(xp, reference, args, kwargs)
     arrays = {id(a) for a in _arrays(args)}

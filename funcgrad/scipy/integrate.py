@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from fractions import Fraction as _F
 from typing import Any
 
@@ -79,57 +80,110 @@ def _call(fun, y, t):
     return out
 
 
-def _solve(fun, y0, ts, rtol: float, atol: float, mxstep: int) -> Any:
+class _Stats:
+    """What :func:`odeint`'s ``full_output`` reports, gathered by one solve."""
+
+    def __init__(self) -> None:
+        self.hu: list = []
+        self.tcur: list = []
+        self.nst: list = []
+        self.nfe: list = []
+        self.steps = 0
+        self.evals = 0
+
+    def reached(self, t: float, h: float) -> None:
+        self.hu.append(h)
+        self.tcur.append(t)
+        self.nst.append(self.steps)
+        self.nfe.append(self.evals)
+
+
+# The collector of the odeint call being made with full_output (None otherwise).
+_STATS: ContextVar[_Stats | None] = ContextVar("funcgrad_odeint_stats", default=None)
+
+
+def _first_step(fun, y, t, f, span: float, opts: dict, xp: Any) -> float:
+    """The first step's size: ``h0`` if given, else from the scaled sizes of ``y`` and
+    ``f`` (Hairer, Nørsett and Wanner's heuristic, simplified)."""
+    if opts["h0"]:
+        return min(abs(opts["h0"]), span)
+    scale = opts["atol"] + opts["rtol"] * xp.abs(y)
+    d0, d1 = _rms(y / scale, xp), _rms(f / scale, xp)
+    h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
+    return min(h, span) if span > 0 else 0.0
+
+
+def _dp_step(fun, y, t: float, f, h: float):
+    """One Dormand–Prince step of signed size ``h``: ``(y_new, f_new, error estimate)``."""
+    ks = [f]
+    for i in range(1, 6):
+        yi = y
+        for a, k in zip(_A[i], ks, strict=True):
+            if a:
+                yi = yi + (h * a) * k
+        ks.append(_call(fun, yi, t + h * _C[i]))
+    y_new = y
+    for b, k in zip(_B, ks, strict=False):
+        if b:
+            y_new = y_new + (h * b) * k
+    f_new = _call(fun, y_new, t + h)
+    ks.append(f_new)
+    err = 0
+    for e, k in zip(_E, ks, strict=True):
+        if e:
+            err = err + (h * e) * k
+    return y_new, f_new, err
+
+
+def _advance(fun, state: list, target: float, sign: float, opts: dict, stats, xp: Any):
+    """Steps ``state = [t, y, f, h]`` on to ``target`` (adaptively, landing on it)."""
+    t, y, f, h = state
+    steps, hmax, last = 0, opts["hmax"] or math.inf, 0.0
+    while sign * (target - t) > 0:
+        if steps >= opts["mxstep"]:
+            raise FuncgradValueError(
+                f"odeint: more than mxstep={opts['mxstep']} steps between t={t} and "
+                f"{target}; raise mxstep or loosen rtol/atol"
+            )
+        step = min(h, hmax, sign * (target - t))
+        y_new, f_new, err = _dp_step(fun, y, t, f, sign * step)
+        scale = opts["atol"] + opts["rtol"] * xp.maximum(xp.abs(y), xp.abs(y_new))
+        ratio = _rms(err / scale, xp)
+        steps += 1
+        if stats is not None:
+            stats.evals += 6
+        if ratio <= 1.0:
+            t = target if step == sign * (target - t) else t + sign * step
+            y, f, last = y_new, f_new, step
+            if stats is not None:
+                stats.steps += 1
+        factor = 10.0 if ratio == 0.0 else min(10.0, max(0.2, 0.9 * ratio ** -0.2))
+        h = step * factor if ratio <= 1.0 else step * min(1.0, factor)
+    state[:] = [t, y, f, h]
+    if stats is not None:
+        stats.reached(t, last)
+    return y
+
+
+def _solve(fun, y0, ts, opts: dict) -> Any:
     """``y`` at every time of ``ts`` (raw arrays, ``ts`` monotonic), solving ``dy/dt =
-    fun(y, t)`` from ``y(ts[0]) = y0`` with adaptive Dormand–Prince steps."""
+    fun(y, t)`` from ``y(ts[0]) = y0`` with adaptive Dormand–Prince steps; ``opts``:
+    ``rtol``, ``atol``, ``mxstep``, ``h0``, ``hmax`` as :func:`odeint` takes them."""
     xp = xp_of(y0)
     times = [float(v) for v in numpy.asarray(ts if isinstance(ts, numpy.ndarray)
                                              else _host(ts)).ravel()]
-    y, t = y0, times[0]
     out = [y0]
     if len(times) == 1:
         return xp.stack(out)
+    stats = _STATS.get()
     sign = 1.0 if times[-1] >= times[0] else -1.0
-    f = _call(fun, y, t)
-    scale = atol + rtol * xp.abs(y)
-    d0, d1 = _rms(y / scale, xp), _rms(f / scale, xp)
-    span = abs(times[-1] - times[0])
-    h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
-    h = min(h, span) if span > 0 else 0.0
+    f = _call(fun, y0, times[0])
+    if stats is not None:
+        stats.evals += 1
+    state = [times[0], y0, f, _first_step(fun, y0, times[0], f, abs(times[-1] - times[0]),
+                                          opts, xp)]
     for target in times[1:]:
-        steps = 0
-        while sign * (target - t) > 0:
-            if steps >= mxstep:
-                raise FuncgradValueError(
-                    f"odeint: more than mxstep={mxstep} steps between t={out and t} and "
-                    f"{target}; raise mxstep or loosen rtol/atol"
-                )
-            step = min(h, sign * (target - t))
-            ks = [f]
-            for i in range(1, 6):
-                yi = y
-                for a, k in zip(_A[i], ks, strict=True):
-                    if a:
-                        yi = yi + (sign * step * a) * k
-                ks.append(_call(fun, yi, t + sign * step * _C[i]))
-            y_new = y
-            for b, k in zip(_B, ks, strict=False):
-                if b:
-                    y_new = y_new + (sign * step * b) * k
-            f_new = _call(fun, y_new, t + sign * step)
-            ks.append(f_new)
-            err = 0
-            for e, k in zip(_E, ks, strict=True):
-                if e:
-                    err = err + (sign * step * e) * k
-            scale = atol + rtol * xp.maximum(xp.abs(y), xp.abs(y_new))
-            ratio = _rms(err / scale, xp)
-            steps += 1
-            if ratio <= 1.0:
-                t, y, f = (target if step == sign * (target - t) else t + sign * step), y_new, f_new
-            factor = 10.0 if ratio == 0.0 else min(10.0, max(0.2, 0.9 * ratio ** -0.2))
-            h = step * factor if ratio <= 1.0 else step * min(1.0, factor)
-        out.append(y)
+        out.append(_advance(fun, state, target, sign, opts, stats, xp))
     return xp.stack(out)
 
 
@@ -152,9 +206,9 @@ def _dtype(v: Any, like: Any) -> Any:
     return value_of(like).dtype if dt is None else dt
 
 
-def _raw_solve(y0, t, *leaves, func, treedef, rtol, atol, mxstep):
+def _raw_solve(y0, t, *leaves, func, treedef, **opts):
     args = tree.unflatten(treedef, [value_of(v) for v in leaves])
-    return _solve(lambda y, s: func(y, s, *args), value_of(y0), value_of(t), rtol, atol, mxstep)
+    return _solve(lambda y, s: func(y, s, *args), value_of(y0), value_of(t), opts)
 
 
 _odeint = custom_vjp(_raw_solve)
@@ -222,7 +276,8 @@ def _bwd(res, g):
         t0_bar = t0_bar - t_bar
         state = pack(ys[i], y_bar, t0_bar, args_bar)
         span = fnp.stack([-t[i], -t[i - 1]])
-        back = odeint(augmented, state, span, *leaves, rtol=rtol, atol=atol, mxstep=kw["mxstep"])
+        back = odeint(augmented, state, span, *leaves, rtol=rtol, atol=atol, mxstep=kw["mxstep"],
+                      hmax=kw["hmax"])
         _, y_bar, t0_bar, args_bar = unpack(back[1])
         y_bar = y_bar + g[i - 1]
     t_grad = fnp.stack([t0_bar] + t_bars[::-1]) if n > 1 else fnp.zeros_like(t)
@@ -236,7 +291,8 @@ _odeint.defvjp(_fwd, _bwd)
 
 
 def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
-           atol: float = 1.4e-8, mxstep: int = 10000, **unused: Any) -> Any:
+           atol: float = 1.4e-8, mxstep: int = 10000, h0: float = 0.0, hmax: float = 0.0,
+           full_output: bool = False, **unused: Any) -> Any:
     """Solve ``dy/dt = func(y, t, *args)`` from ``y(t[0]) = y0``: ``y`` at every time of ``t``.
 
     As SciPy's ``odeint`` (``func(y, t, *args)``, results of shape
@@ -248,6 +304,16 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     traced value (pass such values in ``args``: a ``FuncgradError`` says so).
     ``t`` is monotonic; ``mxstep`` bounds the steps between two times.
 
+    ``h0`` is the first step's size and ``hmax`` the largest step's (0: the
+    solver's choice and no bound, as SciPy's); the adjoint solve keeps
+    ``hmax``.  With ``full_output=True`` the result is ``(y, infodict)`` as
+    SciPy's, the forward solve's counts per output time after the first:
+    ``hu`` (the last step's size), ``tcur`` (the time reached), ``nst`` and
+    ``nfe`` (cumulative steps taken and evaluations of ``func``), ``nje``
+    (0: no Jacobian is used), ``nqu`` (the method's order, 5) and
+    ``message``; LSODA's own entries (``tolsf``, ``tsw``, ``mused``...) are absent.
+    SciPy's other options (``Dfun``, ``tcrit``, ``hmin``...) are refused.
+
     >>> import numpy, funcgrad as fg
     >>> from funcgrad.scipy.integrate import odeint
     >>> t = numpy.linspace(0.0, 2.0, 3)
@@ -257,16 +323,29 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     >>> g = fg.grad(lambda y0: odeint(lambda y, t: -y, y0, t)[-1].sum())(numpy.ones(2))
     >>> bool(numpy.allclose(g, numpy.exp(-2.0)))
     True
+    >>> ys, info = odeint(lambda y, t: -y, 1.0, t, hmax=0.1, full_output=True)
+    >>> bool(info["hu"].max() <= 0.1), bool(info["nst"][-1] >= 20), info["message"]
+    (True, True, 'Integration successful.')
     """
     if unused:
-        raise FuncgradValueError(f"odeint: unknown keyword arguments {sorted(unused)}")
+        raise FuncgradValueError(
+            f"odeint: {sorted(unused)} not supported (funcgrad's odeint takes rtol, atol, "
+            f"mxstep, h0, hmax and full_output)")
+    for name, value in (("h0", h0), ("hmax", hmax)):
+        if not value >= 0:
+            raise FuncgradValueError(f"odeint: {name} must be >= 0 (0: no bound), got {value!r}")
     if isinstance(y0, (int, float)):
         y0 = numpy.asarray(y0, dtype=float)
     t = fnp.asarray(t) if isinstance(t, (list, tuple)) else t
+    opts = {"rtol": float(rtol), "atol": float(atol), "mxstep": int(mxstep), "h0": float(h0),
+            "hmax": float(hmax)}
     # fg.vmap: each example its own adaptive steps (the solver's callbacks see plain arrays)
-    out = _per_example(lambda p: odeint(func, p[0], p[1], *p[2], rtol=rtol, atol=atol,
-                                        mxstep=mxstep), (y0, t, args), "odeint")
+    out = _per_example(lambda p: odeint(func, p[0], p[1], *p[2], **opts), (y0, t, args),
+                       "odeint")
     if out is not _NOT_MAPPED:
+        if full_output:
+            raise FuncgradValueError("odeint: full_output=True under fg.vmap (each example "
+                                     "takes steps of its own): call it per example")
         return out
     if len(getattr(t, "shape", ())) != 1:
         raise FuncgradValueError(f"odeint: t must be a 1-D array of times, got shape "
@@ -274,8 +353,19 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     leaves, treedef = tree.flatten(args)
     dtype = getattr(value_of(y0), "dtype", numpy.float64)
     leaves = [fnp.asarray(v, dtype=dtype, like=y0) if type(v) is float else v for v in leaves]
-    return _odeint(y0, t, *leaves, func=func, treedef=treedef, rtol=float(rtol),
-                   atol=float(atol), mxstep=int(mxstep))
+    stats = _Stats() if full_output else None
+    token = _STATS.set(stats)  # None: a solve made inside func gathers nothing here
+    try:
+        ys = _odeint(y0, t, *leaves, func=func, treedef=treedef, **opts)
+    finally:
+        _STATS.reset(token)
+    if not full_output:
+        return ys
+    n = len(stats.nst)
+    return ys, {"hu": numpy.asarray(stats.hu, float), "tcur": numpy.asarray(stats.tcur, float),
+                "nst": numpy.asarray(stats.nst, int), "nfe": numpy.asarray(stats.nfe, int),
+                "nje": numpy.zeros(n, int), "nqu": numpy.full(n, 5),
+                "message": "Integration successful."}
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:

@@ -28,10 +28,12 @@ from .. import numpy as fnp
 from ..batching import NOT_MAPPED as _NOT_MAPPED
 from ..batching import per_example as _per_example_call
 from ..errors import FuncgradValueError
-from ..numpy._core import bcast, raw, xp_of
+from ..numpy._core import raw, xp_of
+from ..numpy._linear import bcast
 from ..numpy.linalg import det, eigh, inv, norm, slogdet, solve, svd
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

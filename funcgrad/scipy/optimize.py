@@ -53,6 +53,18 @@ def _singular() -> FuncgradValueError:
     )
 
 
+_CG_FAILED = ("minimize: conjugate gradients on the Hessian at the solution did not converge "
+              "(info={info}): the Hessian may not be positive definite there")
+_GMRES_FAILED = ("minimize: GMRES on the Jacobian of the bounded problem at the solution did "
+                 "not converge (info={info})")
+
+
+def _converged(x: Any, info: int, failure: str) -> Any:
+    if info != 0:
+        raise FuncgradValueError(failure.format(info=info))
+    return x
+
+
 def _solve_on_device(hv: Callable, y: Any, symmetric: bool) -> Any:
     """``H⁻¹ y`` on another device than the CPU, in the arrays' own namespace."""
     xp = backend.namespace(y)
@@ -63,13 +75,15 @@ def _solve_on_device(hv: Callable, y: Any, symmetric: bool) -> Any:
         if not bool(backend.to_device(xp.all(xp.isfinite(x)), "cpu")):
             raise _singular()
         return x
-    x, info = _cg_on_device(hv, y, rtol=1e-10, maxiter=10 * n)
-    if info != 0:
-        raise FuncgradValueError(
-            f"minimize: conjugate gradients on the Hessian at the solution did not converge "
-            f"(info={info}): the Hessian may not be positive definite there"
-        )
-    return x
+    return _converged(*_cg_on_device(hv, y, rtol=1e-10, maxiter=10 * n), _CG_FAILED)
+
+
+def _krylov(solver: Callable, mv: Callable, y: Any, failure: str) -> Any:
+    """SciPy's Krylov ``solver`` on the operator ``v -> mv(v)`` (host arrays)."""
+    n = y.shape[0]
+    op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(mv(v)),
+                                            dtype=y.dtype)
+    return _converged(*solver(op, y, rtol=1e-10, maxiter=10 * n), failure)
 
 
 def _hessian_solve(hv: Callable, y: Any) -> Any:
@@ -83,33 +97,16 @@ def _hessian_solve(hv: Callable, y: Any) -> Any:
             return numpy.linalg.solve(H, y)
         except numpy.linalg.LinAlgError:
             raise _singular() from None
-    op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(hv(v)),
-                                            dtype=y.dtype)
-    x, info = scipy.sparse.linalg.cg(op, y, rtol=1e-10, maxiter=10 * n)
-    if info != 0:
-        raise FuncgradValueError(
-            f"minimize: conjugate gradients on the Hessian at the solution did not converge "
-            f"(info={info}): the Hessian may not be positive definite there"
-        )
-    return x
+    return _krylov(scipy.sparse.linalg.cg, hv, y, _CG_FAILED)
 
 
 def _general_solve(jv: Callable, y: Any) -> Any:
     """``J⁻¹ y`` for the (not symmetric) Jacobian of the bounded stationarity conditions."""
-    n = y.shape[0]
     if type(y) is not numpy.ndarray:
         return _solve_on_device(jv, y, symmetric=False)
-    if n <= _DENSE:
+    if y.shape[0] <= _DENSE:
         return _hessian_solve(jv, y)
-    op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: numpy.asarray(jv(v)),
-                                            dtype=y.dtype)
-    x, info = scipy.sparse.linalg.gmres(op, y, rtol=1e-10, maxiter=10 * n)
-    if info != 0:
-        raise FuncgradValueError(
-            f"minimize: GMRES on the Jacobian of the bounded problem at the solution did not "
-            f"converge (info={info})"
-        )
-    return x
+    return _krylov(scipy.sparse.linalg.gmres, jv, y, _GMRES_FAILED)
 
 
 def _refuse_constrained(jv: Callable, y: Any) -> Any:
@@ -247,25 +244,24 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
 
     raw_args = stop_gradient(tuple(args))
 
-    def put(v):  # SciPy's vector (trust-constr may hand over an integer one), on x0's device
-        return flat.put(numpy.asarray(v, dtype=numpy.float64))
+    def for_scipy(compute: Callable, convert: Callable) -> Callable:
+        """One of SciPy's callbacks: its vectors on x0's device (trust-constr may hand over
+        integer ones), computed unrecorded, the result as host floats."""
+        def call(*vectors: Any) -> Any:
+            with unrecorded():
+                return convert(compute(*(flat.put(numpy.asarray(v, dtype=numpy.float64))
+                                         for v in vectors)))
 
-    def objective(v):
-        with unrecorded():
-            value, g = value_and_grad(f_flat)(put(v), *raw_args)
-        return float(flat.host(value)), flat.host(g)
+        return call
 
-    def plain(v):
-        with unrecorded():
-            return float(flat.host(f_flat(put(v), *raw_args)))
+    def scalar(value: Any) -> float:
+        return float(flat.host(value))
 
-    def hess(v):
-        with unrecorded():
-            return flat.host(hessian(f_flat)(put(v), *raw_args))
-
-    def hessp(v, p):
-        with unrecorded():
-            return flat.host(hvp(lambda u: f_flat(u, *raw_args), (put(v),), (put(p),)))
+    objective = for_scipy(lambda v: value_and_grad(f_flat)(v, *raw_args),
+                          lambda vg: (scalar(vg[0]), flat.host(vg[1])))
+    plain = for_scipy(lambda v: f_flat(v, *raw_args), scalar)
+    hess = for_scipy(lambda v: hessian(f_flat)(v, *raw_args), flat.host)
+    hessp = for_scipy(lambda v, p: hvp(lambda u: f_flat(u, *raw_args), (v,), (p,)), flat.host)
 
     kwargs: dict = {"method": method, "tol": tol, "options": options, "callback": callback,
                     "bounds": bounds, "constraints": constraints}

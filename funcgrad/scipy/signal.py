@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
 from .. import numpy as fnp
 from ..errors import FuncgradTypeError, FuncgradValueError
+from ..node import Node
 from ..numpy._core import raw
-from ..primitive import defjvp, defvjp, guarded
+from ..primitive import defjvp, defvjp
 from ..primitive import primitive as _make_primitive
+from ..translation import guarded
 from . import _backend
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
@@ -157,10 +161,17 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any
     return _convolve(in1, in2, mode, "fft", "fftconvolve")
 
 
+_BOUNDARY = {"fill": "fill", "pad": "fill", "wrap": "wrap", "circular": "wrap",
+             "symm": "symmetric", "symmetric": "symmetric"}
+
+
 def _two_d(in1, in2, boundary, fillvalue, name):
-    if boundary != "fill" or fillvalue != 0:
-        raise FuncgradValueError(f"{name}: only boundary='fill' with fillvalue=0 is supported, "
-                                 f"got boundary={boundary!r}, fillvalue={fillvalue!r}")
+    if boundary not in _BOUNDARY:
+        raise FuncgradValueError(f"{name}: boundary must be 'fill', 'wrap' (or 'circular') or "
+                                 f"'symm' (or 'symmetric'), got {boundary!r}")
+    if getattr(fillvalue, "shape", ()) != () or isinstance(raw(fillvalue), complex) or \
+            getattr(raw(fillvalue), "dtype", numpy.dtype(float)).kind not in "biuf":
+        raise FuncgradValueError(f"{name}: fillvalue must be a real scalar, got {fillvalue!r}")
     in1, in2 = _arrays(in1, in2, name)
     if len(in1.shape) != 2:
         raise FuncgradValueError(f"{name}: inputs must be 2-D, got shapes {in1.shape} and "
@@ -168,9 +179,35 @@ def _two_d(in1, in2, boundary, fillvalue, name):
     return in1, in2
 
 
+def _bounded(conv, in1, in2, mode, boundary, fillvalue, centre, name):
+    """``conv(in1, in2, mode)`` with in1 extended past its edges as SciPy's 2-D functions
+    extend it: ``fillvalue`` (the zero-filled convolution plus ``fillvalue`` times the
+    kernel's weight outside in1, so that it is differentiable in ``fillvalue`` too), or
+    in1 wrapped around or mirrored (a 'valid' convolution of in1 padded so).  ``centre``:
+    where a 'same' result starts in the full one, per axis."""
+    if mode not in ("full", "same", "valid"):
+        raise FuncgradValueError(f"{name}: mode must be 'full', 'valid' or 'same', got "
+                                 f"{mode!r}")
+    kind = _BOUNDARY[boundary]
+    zero_fill = kind == "fill" and type(fillvalue) is not Node and fillvalue == 0
+    if mode == "valid" or zero_fill and mode == "full":  # the boundary plays no part
+        return conv(in1, in2, mode)
+    widths = [(n - 1, n - 1) for n in in2.shape]
+    if kind == "fill":
+        full = conv(in1, in2, "full")
+        if not zero_fill:
+            outside = fnp.pad(fnp.zeros_like(in1), widths, mode="constant", constant_values=1)
+            full = full + fillvalue * conv(outside, in2, "valid")
+    else:
+        full = conv(fnp.pad(in1, widths, mode=kind), in2, "valid")
+    return full if mode == "full" else _window(full, centre, in1.shape)
+
+
 def convolve2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
                fillvalue: float = 0) -> Any:
-    """The 2-D convolution of SciPy's ``convolve2d`` (zero-filled boundary).
+    """The 2-D convolution of SciPy's ``convolve2d``, with its boundaries: ``'fill'`` (with
+    ``fillvalue``), ``'wrap'`` (circular) and ``'symm'`` (mirrored), differentiable in
+    ``in1``, ``in2`` and ``fillvalue``.
 
     >>> import numpy
     >>> from funcgrad.scipy import signal
@@ -178,14 +215,23 @@ def convolve2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
     array([[1., 2., 1.],
            [2., 4., 2.],
            [1., 2., 1.]])
+    >>> signal.convolve2d(numpy.eye(2), numpy.ones((2, 2)), "same", boundary="wrap")
+    array([[2., 2.],
+           [2., 2.]])
     """
     in1, in2 = _two_d(in1, in2, boundary, fillvalue, "convolve2d")
-    return _convolve(in1, in2, mode, "direct", "convolve2d")
+
+    def conv(a, b, m):
+        return _convolve(a, b, m, "direct", "convolve2d")
+
+    return _bounded(conv, in1, in2, mode, boundary, fillvalue,
+                    [(n - 1) // 2 for n in in2.shape], "convolve2d")
 
 
 def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
                 fillvalue: float = 0) -> Any:
-    """The 2-D cross-correlation of SciPy's ``correlate2d`` (zero-filled boundary).
+    """The 2-D cross-correlation of SciPy's ``correlate2d``, with the boundaries of
+    :func:`convolve2d`.
 
     >>> import numpy
     >>> from funcgrad.scipy import signal
@@ -193,9 +239,9 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
     array([[5.]])
     """
     in1, in2 = _two_d(in1, in2, boundary, fillvalue, "correlate2d")
-    if mode == "same":  # centred as SciPy's correlate2d centres it (not as correlate does)
-        return _window(correlate(in1, in2, "full"), [n // 2 for n in in2.shape], in1.shape)
-    return correlate(in1, in2, mode)
+    # 'same' centred as SciPy's correlate2d centres it (not as correlate does)
+    return _bounded(correlate, in1, in2, mode, boundary, fillvalue, [n // 2 for n in in2.shape],
+                    "correlate2d")
 
 
 for _name in __all__:

@@ -26,8 +26,10 @@ import scipy.special as _sp
 from .. import numpy as fnp
 from ..batching import innermost_raw
 from ..errors import FuncgradTypeError, FuncgradValueError
-from ..numpy._core import bcast, lazy, raw, unbroadcast, xp_of
-from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp, guarded
+from ..numpy._core import lazy, raw, xp_of
+from ..numpy._linear import bcast, unbroadcast
+from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
+from ..translation import guarded
 from . import _backend
 
 __all__ = [

@@ -9,9 +9,12 @@ from typing import Any
 import numpy
 
 from ... import numpy as fnp
+from ...errors import FuncgradTypeError
 from ...node import Node
 from ...numpy._core import raw, xp_of
-from ...primitive import guarded
+from ...primitive import Primitive, defjvp, defvjp
+from ...translation import guarded
+from .. import _backend
 
 NEG_INF = -math.inf
 LOG_2PI = math.log(2.0 * math.pi)
@@ -94,6 +97,19 @@ def public(namespace: dict, names: list) -> None:
         namespace[name] = guarded(quiet, name)
 
 
+def continuous_docs(at: str, quantile: str) -> dict:
+    """:func:`document`'s summaries of a continuous distribution's eight functions, each
+    example at the arguments ``at`` (``quantile`` for ``ppf`` and ``isf``)."""
+    return {
+        "logpdf": ("``log pdf(x)``: the log density.", at), "pdf": ("The density.", at),
+        "cdf": ("The distribution function, ``P(X <= x)``.", at),
+        "logcdf": ("``log cdf``.", at), "sf": ("The survival function, ``1 - cdf``.", at),
+        "logsf": ("``log sf``.", at),
+        "ppf": ("The quantile function, the inverse of :func:`cdf`.", quantile),
+        "isf": ("The inverse of :func:`sf`.", quantile),
+    }
+
+
 def document(namespace: dict, dist: str, docs: dict) -> None:
     """Docstrings for a distribution module's functions: ``docs[name] = (summary, args)``,
     each with an example comparing the value with SciPy's for ``args``."""
@@ -109,3 +125,52 @@ def document(namespace: dict, dist: str, docs: dict) -> None:
             f"scipy.stats.{dist}.{scipy_name}({args})))\n"
             f"True\n"
         )
+
+
+def _refuse_step(dist: str, position: int, arg: str):
+    def rule(*_args: Any, **_kwargs: Any) -> Any:
+        raise FuncgradTypeError(
+            f"funcgrad.scipy.stats.{dist}.ppf is not differentiable in its argument {arg!r} "
+            f"(argument {position}): a discrete distribution's quantile is a step function "
+            f"of it (integer values: zero derivative between the steps, none at them); "
+            f"wrap the argument in fg.stop_gradient if the zero derivative is meant")
+
+    return rule
+
+
+def step_ppf(dist: str, names: tuple) -> Primitive:
+    """``scipy.stats.<dist>.ppf(q, *parameters)`` (``loc`` 0) as a primitive on the device
+    of its inputs: integer values, a step function of each argument, so each derivative
+    (in ``names[i]``) raises ``TypeError`` naming the argument."""
+    import scipy.stats
+
+    reference = getattr(scipy.stats, dist).ppf
+
+    def impl(*args: Any) -> Any:
+        with numpy.errstate(invalid="ignore"):
+            return _backend.fit(_backend.on_host(reference, args), args)
+
+    impl.__name__ = impl.__qualname__ = f"{dist}_ppf"
+    prim = Primitive(impl, f"{dist}.ppf", numpy_impl=impl)
+    prim.library = True
+    prim.elementwise = True  # broadcasts: batched by broadcasting
+    prim.__module__ = f"funcgrad.scipy.stats.{dist}"  # pickles by reference
+    prim.__qualname__ = "_ppf"
+    rules = [_refuse_step(dist, i, name) for i, name in enumerate(names)]
+    defvjp(prim, *rules)
+    defjvp(prim, *rules)
+    return prim
+
+
+def step_ppf_doc(dist: str, args: str, names: str) -> str:
+    return (
+        f"The quantile function: the least ``k`` with ``cdf(k) >= q``.\n\n"
+        f"SciPy's ``scipy.stats.{dist}.ppf``.  A step function of ``q`` and of {names}: a\n"
+        f"derivative in one of them raises ``TypeError`` naming it; in ``loc`` it is 1.\n\n"
+        f">>> import numpy, scipy.stats, funcgrad as fg\n"
+        f">>> from funcgrad.scipy.stats import {dist}\n"
+        f">>> bool(numpy.allclose({dist}.ppf({args}), scipy.stats.{dist}.ppf({args})))\n"
+        f"True\n"
+        f">>> float(fg.grad({dist}.ppf, {len(args.split(','))})({args}, 2.0))  # in loc\n"
+        f"1.0\n"
+    )

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import numpy as fnp
 from .. import special
+from ._family import discrete
 from ._util import NEG_INF, document, floor, promote, public, safe, where
 
-__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
+__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "ppf", "sf"]
 
 
 def __dir__() -> list:
@@ -31,10 +31,6 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return where(valid, combinations + special.xlogy(ks, p) + special.xlog1py(n - ks, -p), NEG_INF)
 
 
-def pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.exp(logpmf(k, n, p, loc))
-
-
 def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     k, n, p, loc = promote(k, n, p, loc)
     kf = floor(k - loc)
@@ -42,10 +38,6 @@ def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     ks = safe(inside, kf, 0.0)
     body = special.betainc(where(inside, n - ks, 1.0), ks + 1, 1 - p)
     return where(kf < 0, 0.0, where(inside, body, 1.0))
-
-
-def logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.log(cdf(k, n, p, loc))
 
 
 def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -57,8 +49,7 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return where(kf < 0, 1.0, where(inside, body, 0.0))
 
 
-def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.log(sf(k, n, p, loc))
+pmf, logcdf, logsf, ppf, _ppf = discrete(globals(), "binom", "0.4, 10, 0.25")
 
 
 document(globals(), "binom", {'cdf': ('The distribution function, ``P(X <= x)``.', '3, 10, 0.25'), 'logcdf': ('``log cdf``.', '3, 10, 0.25'), 'logpmf': ('``log pmf(k)``: the log probability of ``k``.', '3, 10, 0.25'), 'logsf': ('``log sf``.', '3, 10, 0.25'), 'pmf': ('The probability of ``k``.', '3, 10, 0.25'), 'sf': ('The survival function, ``1 - cdf``.', '3, 10, 0.25')})

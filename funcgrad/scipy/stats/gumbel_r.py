@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import numpy as fnp
-from ._util import document, promote, public
+from ._util import continuous_docs, document, promote, public
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -57,13 +57,5 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return loc - scale * fnp.log(-fnp.log1p(-q))
 
 
-_A = "1.5, 0.5, 2.0"
-_Q = "0.3, 0.5, 2.0"
-document(globals(), "gumbel_r", {
-    "logpdf": ("``log pdf(x)``: the log density.", _A), "pdf": ("The density.", _A),
-    "cdf": ("The distribution function, ``P(X <= x)``.", _A), "logcdf": ("``log cdf``.", _A),
-    "sf": ("The survival function, ``1 - cdf``.", _A), "logsf": ("``log sf``.", _A),
-    "ppf": ("The quantile function, the inverse of :func:`cdf`.", _Q),
-    "isf": ("The inverse of :func:`sf`.", _Q),
-})
+document(globals(), "gumbel_r", continuous_docs("1.5, 0.5, 2.0", "0.3, 0.5, 2.0"))
 public(globals(), __all__)

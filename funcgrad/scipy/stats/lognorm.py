@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import numpy as fnp
 from .. import special
-from ._util import LOG_2PI, NEG_INF, document, promote, public, safe, where
+from ._util import LOG_2PI, NEG_INF, continuous_docs, document, promote, public, safe, where
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -74,13 +74,5 @@ def isf(q: Any, s: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return loc + scale * fnp.exp(-s * special.ndtri(q))
 
 
-_A = "1.5, 0.6, 0.2, 2.0"
-_Q = "0.3, 0.6, 0.2, 2.0"
-document(globals(), "lognorm", {
-    "logpdf": ("``log pdf(x)``: the log density.", _A), "pdf": ("The density.", _A),
-    "cdf": ("The distribution function, ``P(X <= x)``.", _A), "logcdf": ("``log cdf``.", _A),
-    "sf": ("The survival function, ``1 - cdf``.", _A), "logsf": ("``log sf``.", _A),
-    "ppf": ("The quantile function, the inverse of :func:`cdf`.", _Q),
-    "isf": ("The inverse of :func:`sf`.", _Q),
-})
+document(globals(), "lognorm", continuous_docs("1.5, 0.6, 0.2, 2.0", "0.3, 0.6, 0.2, 2.0"))
 public(globals(), __all__)

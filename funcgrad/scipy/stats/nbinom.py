@@ -13,9 +13,10 @@ from typing import Any
 
 from ... import numpy as fnp
 from .. import special
+from ._family import discrete
 from ._util import NEG_INF, document, floor, promote, public, safe, where
 
-__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
+__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "ppf", "sf"]
 
 
 def __dir__() -> list:
@@ -31,19 +32,11 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
                  + n * fnp.log(p) + special.xlog1py(ks, -p), NEG_INF)
 
 
-def pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.exp(logpmf(k, n, p, loc))
-
-
 def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     k, n, p, loc = promote(k, n, p, loc)
     kf = floor(k - loc)
     inside = kf >= 0
     return where(inside, special.betainc(n, safe(inside, kf, 0.0) + 1, p), 0.0)
-
-
-def logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.log(cdf(k, n, p, loc))
 
 
 def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -53,8 +46,7 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return where(inside, special.betainc(safe(inside, kf, 0.0) + 1, n, 1 - p), 1.0)
 
 
-def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
-    return fnp.log(sf(k, n, p, loc))
+pmf, logcdf, logsf, ppf, _ppf = discrete(globals(), "nbinom", "0.4, 2.5, 0.25")
 
 
 document(globals(), "nbinom", {'cdf': ('The distribution function, ``P(X <= x)``.', '3, 2.5, 0.25'), 'logcdf': ('``log cdf``.', '3, 2.5, 0.25'), 'logpmf': ('``log pmf(k)``: the log probability of ``k``.', '3, 2.5, 0.25'), 'logsf': ('``log sf``.', '3, 2.5, 0.25'), 'pmf': ('The probability of ``k``.', '3, 2.5, 0.25'), 'sf': ('The survival function, ``1 - cdf``.', '3, 2.5, 0.25')})

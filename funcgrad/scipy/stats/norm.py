@@ -8,11 +8,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ... import numpy as fnp
 from .. import special
-from ._util import LOG_2PI, document, promote, public
+from ._family import symmetric
+from ._util import LOG_2PI, document, public
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -21,44 +19,8 @@ def __dir__() -> list:
     return __all__ + [n for n in globals() if n.startswith("__") and n.endswith("__")]
 
 
-def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    x, loc, scale = promote(x, loc, scale)
-    z = (x - loc) / scale
-    return -0.5 * (z * z + LOG_2PI) - fnp.log(scale)
-
-
-def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    return fnp.exp(logpdf(x, loc, scale))
-
-
-def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    x, loc, scale = promote(x, loc, scale)
-    return special.ndtr((x - loc) / scale)
-
-
-def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    x, loc, scale = promote(x, loc, scale)
-    return special.log_ndtr((x - loc) / scale)
-
-
-def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    x, loc, scale = promote(x, loc, scale)
-    return special.ndtr((loc - x) / scale)
-
-
-def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    x, loc, scale = promote(x, loc, scale)
-    return special.log_ndtr((loc - x) / scale)
-
-
-def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    q, loc, scale = promote(q, loc, scale)
-    return loc + scale * special.ndtri(q)
-
-
-def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    q, loc, scale = promote(q, loc, scale)
-    return loc - scale * special.ndtri(q)
+logpdf, pdf, cdf, logcdf, sf, logsf, ppf, isf = symmetric(
+    globals(), lambda z: -0.5 * (z * z + LOG_2PI), special.ndtr, special.log_ndtr, special.ndtri)
 
 
 document(globals(), "norm", {

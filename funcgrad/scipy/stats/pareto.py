@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import numpy as fnp
-from ._util import NEG_INF, document, promote, public, safe, where
+from ._util import NEG_INF, continuous_docs, document, promote, public, safe, where
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -64,13 +64,5 @@ def isf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return loc + scale * fnp.exp(-fnp.log(q) / b)
 
 
-_A = "2.5, 3.0, 0.2, 1.5"
-_Q = "0.3, 3.0, 0.2, 1.5"
-document(globals(), "pareto", {
-    "logpdf": ("``log pdf(x)``: the log density.", _A), "pdf": ("The density.", _A),
-    "cdf": ("The distribution function, ``P(X <= x)``.", _A), "logcdf": ("``log cdf``.", _A),
-    "sf": ("The survival function, ``1 - cdf``.", _A), "logsf": ("``log sf``.", _A),
-    "ppf": ("The quantile function, the inverse of :func:`cdf`.", _Q),
-    "isf": ("The inverse of :func:`sf`.", _Q),
-})
+document(globals(), "pareto", continuous_docs("2.5, 3.0, 0.2, 1.5", "0.3, 3.0, 0.2, 1.5"))
 public(globals(), __all__)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import numpy as fnp
 from .. import special
+from ._family import discrete
 from ._util import NEG_INF, document, floor, promote, public, safe, where
 
-__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
+__all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "ppf", "sf"]
 
 
 def __dir__() -> list:
@@ -30,19 +30,11 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     return where(valid, special.xlogy(ks, mu) - special.gammaln(ks + 1) - mu, NEG_INF)
 
 
-def pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
-    return fnp.exp(logpmf(k, mu, loc))
-
-
 def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
     k, mu, loc = promote(k, mu, loc)
     kf = floor(k - loc)
     inside = kf >= 0
     return where(inside, special.gammaincc(safe(inside, kf, 0.0) + 1, mu), 0.0)
-
-
-def logcdf(k: Any, mu: Any, loc: Any = 0) -> Any:
-    return fnp.log(cdf(k, mu, loc))
 
 
 def sf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -52,8 +44,7 @@ def sf(k: Any, mu: Any, loc: Any = 0) -> Any:
     return where(inside, special.gammainc(safe(inside, kf, 0.0) + 1, mu), 1.0)
 
 
-def logsf(k: Any, mu: Any, loc: Any = 0) -> Any:
-    return fnp.log(sf(k, mu, loc))
+pmf, logcdf, logsf, ppf, _ppf = discrete(globals(), "poisson", "0.4, 2.0")
 
 
 document(globals(), "poisson", {'cdf': ('The distribution function, ``P(X <= x)``.', '3, 2.0'), 'logcdf': ('``log cdf``.', '3, 2.0'), 'logpmf': ('``log pmf(k)``: the log probability of ``k``.', '3, 2.0'), 'logsf': ('``log sf``.', '3, 2.0'), 'pmf': ('The probability of ``k``.', '3, 2.0'), 'sf': ('The survival function, ``1 - cdf``.', '3, 2.0')})

@@ -1,0 +1,92 @@
+"""Replay's records (issue 17): typed steps and guards, one renderer for every step.
+
+A trace is a list of :class:`~funcgrad.tracer.Eqn` and :class:`~funcgrad.tracer.Guard`
+records, read by name; an Eqn's ``outputs`` is always a tuple.  A plan's steps are
+rendered by one function whether they are made by the fast path (a cached shape of
+step) or in full, or compiled into one function: all three must compute the same,
+bit for bit, as the eager call.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.tracer import Eqn, Guard, Tape
+
+plan_module = importlib.import_module("funcgrad.plan")
+
+
+def _many(x, n):
+    """Calls of every kind under a gradient: a guard, keywords, slices and constants of
+    the source (None, Ellipsis), a list argument, an in-place sum, an integer read."""
+    y = fnp.sin(x) * x
+    if fnp.sum(y) > 0:
+        y = y + 1.0
+    q, r = fnp.split(y, 2)
+    z = fnp.concatenate([q * r, r]) + fnp.sum(y[..., 1:], axis=None, keepdims=True)
+    z = fnp.clip(z, None, 3.0)
+    w = np.zeros(3) + z[:3]
+    w += fnp.cos(z[:3]) * int(fnp.sum(x > n / 4))
+    return fnp.sum(w * w) + fnp.mean(x)
+
+
+def _raw(x):
+    """Raw array calls: a result unpacked (divmod), in-place updates, a guard."""
+    q, r = divmod(x * 3.0, 0.75)
+    q += r
+    q[0] = r[1]
+    return q if q.sum() > 0 else -q
+
+
+def _records(fun, *args):
+    tape = Tape()
+    traced = [tape.input(a) for a in args]
+    with tape.active():
+        fun(*traced)
+    tape.open = False
+    return tape.entries
+
+
+def test_a_trace_is_records_with_tuple_outputs():
+    x = np.linspace(0.2, 1.3, 6)
+    entries = _records(fg.grad(lambda x: _many(x, 3)), x) + _records(_raw, x)
+    kinds = {type(e) for e in entries}
+    assert kinds == {Eqn, Guard}
+    eqns = [e for e in entries if type(e) is Eqn]
+    assert all(type(e.outputs) is tuple for e in eqns)
+    # one array made: one output; a sequence unpacked: one per item; an update: none
+    assert any(e.unpack and len(e.outputs) == 2 for e in eqns)  # divmod
+    assert any(e.effect and e.name == "+=" and len(e.outputs) == 1 for e in eqns)
+    assert all(len(e.outputs) == 1 for e in eqns if not e.unpack and not e.effect)
+    assert any(e.effect and e.outputs == () for e in eqns)  # an update with no result
+    guards = [e for e in entries if type(e) is Guard]
+    assert {g.name for g in guards} >= {"bool", "int"}
+    assert all(g.where.startswith("test_plan_records.py:") for g in guards if g.name == "int")
+
+
+@pytest.mark.parametrize("fun", [lambda x: fg.grad(_many)(x, 3), lambda x: fg.grad(_many)(x, 2),
+                                 _raw])
+def test_fast_full_and_compiled_steps_compute_the_same(monkeypatch, fun):
+    grad = fun
+    x = np.linspace(0.2, 1.3, 6)
+    x2 = x * 1.01  # new values, the same guards
+    want = [grad(x), grad(x2)]
+
+    def replayed(**options):
+        f = fg.replay(grad, **options)
+        out = [f(x), f(x2), f(x2)]  # trace, build, replay
+        assert (f.stats.traces, f.stats.hits, f.stats.eager) == (1, 2, 0)  # no eager rescue
+        return out
+
+    fast = replayed(compile_after=None)
+    compiled = replayed(compile_after=0)
+    monkeypatch.setattr(plan_module, "_fast_step", lambda *a: None)
+    full = replayed(compile_after=None)
+    for got in (fast, compiled, full):
+        for a, b in zip(got, [want[0], want[1], want[1]], strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
