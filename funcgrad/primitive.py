@@ -36,6 +36,8 @@ from .backend import NUMPY_TYPES
 from .errors import FuncgradTypeError, MissingRuleError
 from .node import ACTIVE, Node, make_node, raw_args
 from .pickling import by_reference, importable_name
+
+_by_reference = by_reference  # the name pickles made before funcgrad.pickling existed call
 from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"

@@ -16,6 +16,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad.pickling import importable_name
 from funcgrad.primitive import Primitive
 
 
@@ -135,3 +136,10 @@ def test_user_primitives_round_trip():
     np.testing.assert_array_equal(fg.grad(lambda v: fnp.sum(back(v)))(x), 3 * x ** 2)
     np.testing.assert_array_equal(fg.jvp(back, (x,), (np.ones(2),))[1], 3 * x ** 2)
     fg.check_grads(back, (x,), order=2)
+
+
+def test_pickles_written_before_the_pickling_module_still_load():
+    # Before funcgrad.pickling, a primitive pickled as primitive._by_reference(module, name).
+    module, name = importable_name(fnp.sin)
+    old = f"cfuncgrad.primitive\n_by_reference\n(V{module}\nV{name}\ntR.".encode()
+    assert pickle.loads(old) is fnp.sin
