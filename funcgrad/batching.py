@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy
 
-from . import backend
+from . import backend, tree
+from . import numpy as fnp
 from .arrays import register_batched
 from .errors import (
     BatchedValueError,
@@ -39,7 +40,10 @@ from .errors import (
     FuncgradValueError,
     VmapFallbackWarning,
 )
-from .node import LIFT, Node, next_ordinal
+from .node import ACTIVE, DEFAULT_BACKPROP_ID, LIFT, Node, next_ordinal
+from .numpy import shape as _s
+from .numpy._batching import elementwise
+from .numpy._methods import METHODS, OPERATOR_UFUNCS
 
 # The levels of the vmaps running here, innermost last (context-local).
 _LEVELS: ContextVar[tuple] = ContextVar("funcgrad_vmap_levels", default=())
@@ -133,7 +137,6 @@ class Batched:
 
     def astype(self, dtype: Any) -> Any:
         if numpy.dtype(dtype).kind == "f":  # differentiable
-            from .numpy import shape as _s
 
             return _s.astype(self, dtype)
         return batched(self.value.astype(dtype), self.axis, self.level)  # data
@@ -208,9 +211,8 @@ def _call(name: str, *args: Any, **kwargs: Any) -> Any:
 
 def _install_methods() -> None:
     """Batched values get Node's operators and methods (they are fnp's, which batch)."""
-    from .numpy._methods import _OPERATOR_UFUNCS, METHODS
 
-    _OPERATORS.update(_OPERATOR_UFUNCS)
+    _OPERATORS.update(OPERATOR_UFUNCS)
     own = set(vars(Batched))
     for name, value in METHODS.items():
         if name not in own and name not in ("__array__", "item", "tolist", "__setitem__"):
@@ -252,7 +254,6 @@ def under_nodes(x: Any) -> Any:
 
 def at_axis(v: Any, axis: int, index: Any) -> Any:
     """``v[..., index]`` with ``index`` on axis ``axis`` (differentiable)."""
-    from .numpy import shape as _s
 
     return _s.getitem(v, (slice(None),) * axis + (index,))
 
@@ -278,7 +279,6 @@ def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
     """``fun(arg)`` one example at a time, stacked, when a leaf of the pytree ``arg`` is
     mapped by a running vmap; else :data:`NOT_MAPPED`.  For functions whose callbacks
     are raw code (SciPy's solvers): each call gets plain arrays (or Nodes)."""
-    from . import tree
 
     leaves, treedef = tree.flatten(arg)
     level = _newest_level(tuple(leaves), {})
@@ -307,7 +307,6 @@ def refuse_under_outer_graph(name: str) -> None:
     level = innermost()
     if level is None:
         return
-    from .node import ACTIVE, DEFAULT_BACKPROP_ID
 
     if any(g is not DEFAULT_BACKPROP_ID and g.ordinal < level.ordinal for g in ACTIVE.get()):
         raise BatchedValueError(
@@ -416,7 +415,6 @@ def rule_of(prim: Any) -> Callable | None:
     own = getattr(prim, "__dict__", {})
     rule = own.get("batch")
     if rule is None and own.get("elementwise"):
-        from .numpy._batching import elementwise
 
         rule = prim.batch = elementwise(prim)
     return rule
@@ -494,7 +492,6 @@ def _loop(prim: Any, args: tuple, kwargs: dict, level: Level, warn: bool = True,
 
 
 def stack_results(outs: list, level: Level, name: str = "a primitive") -> Any:
-    from .numpy import shape as _s
 
     first = outs[0]
     if type(first) is tuple or hasattr(first, "_fields"):
@@ -652,7 +649,6 @@ class _NamespaceFunction:
         if any(type(a) is Node for a in _flat(args, kwargs)):
             # a value of an outer gradient: the function of funcgrad.numpy of that name
             # (differentiable where it is, data where it is data)
-            from . import numpy as fnp
 
             fn = fnp
             for part in _FNP_NAMES.get(self.name, self.name).split("."):
@@ -668,14 +664,12 @@ class _NamespaceFunction:
 def _to_front(v: Any, axis: int) -> Any:
     if axis == 0:
         return v
-    from .numpy import shape as _s
 
     return _s.moveaxis(v, axis, 0)
 
 
 def _broadcast(vals: list, axes: list, level: Level) -> list:
     """Arguments of an elementwise function: batch axes in front, ranks aligned."""
-    from .numpy import shape as _s
 
     nd = 0
     for v, ax in zip(vals, axes, strict=True):

@@ -131,7 +131,7 @@ def _record(name: str, inputs: list, values: list, vjp: Callable, jvp: Callable)
     return [_ITEM(node, index=k) for k in range(len(values))]
 
 
-def _closure(outputs: list, mark: int) -> tuple[list[Node], list[Node]]:
+def closure_of(outputs: list, mark: int) -> tuple[list[Node], list[Node]]:
     """What ``outputs`` were computed from: the Nodes older than ``mark`` -- the
     arguments and closed-over values of the call -- in creation order, and every
     Node between them and ``outputs``.
@@ -157,11 +157,11 @@ def _covers(inputs: list[Node], outputs: list[Node]) -> bool:
     return all(o.graphs & live <= graphs for o in outputs) and bool(graphs)
 
 
-class _Program:
+class Program:
     """The recorded steps of a call, Nodes replaced by slots: replayable on new inputs.
 
     ``between`` holds the Nodes between ``inputs`` and ``outputs`` (and may
-    hold the inputs too: :func:`_closure`'s).  Slots ``0..len(inputs)-1`` are the inputs; each
+    hold the inputs too: :func:`closure_of`'s).  Slots ``0..len(inputs)-1`` are the inputs; each
     step fills the next slot.  Only primitives, keyword arguments and constant
     arguments are kept, so the recorded intermediates can be freed.
     """
@@ -203,7 +203,7 @@ class _Program:
         ``positions`` made leaves of a new graph ``bp``."""
         bp = BackpropId("checkpoint")
         with recording(bp), collector_paused():
-            leaves = _leaves_on(bp, args, positions)
+            leaves = leaves_on(bp, args, positions)
             return bp, leaves, self.run(leaves)
 
 
@@ -216,7 +216,7 @@ def _fold_over(bp: BackpropId, pairs: Any, wrt: list) -> list:
     return gradients([o for o, _ in pairs], [s for _, s in pairs], wrt, bp)
 
 
-def _leaves_on(bp: BackpropId, args: tuple, positions: list) -> list:
+def leaves_on(bp: BackpropId, args: tuple, positions: list) -> list:
     """``args``, with those at ``positions`` made leaves of ``bp``."""
     wanted = set(positions)
     return [require_grad(a, bp) if i in wanted else a for i, a in enumerate(args)]
@@ -249,10 +249,10 @@ def checkpoint(fun: Callable) -> Callable:
         if not made:
             return tree.unflatten(out_def, out_leaves)
         made_nodes = [out_leaves[k] for k in made]
-        inputs, between = _closure(made_nodes, mark)
+        inputs, between = closure_of(made_nodes, mark)
         if not _covers(inputs, made_nodes):
             return tree.unflatten(out_def, out_leaves)  # recorded in full, as without checkpoint
-        program = _Program(inputs, made_nodes, between)
+        program = Program(inputs, made_nodes, between)
         values = [o.value for o in made_nodes]
         del made_nodes, between
 
@@ -580,7 +580,7 @@ class _Call:
         del self.seen
         if not made:
             return out
-        frees = [n for n in _closure(reached, self.mark)[0] if n.serial not in given]
+        frees = [n for n in closure_of(reached, self.mark)[0] if n.serial not in given]
         if not given and not frees:
             return out
         self.free_graphs = [n.backprop_id.name for n in frees]

@@ -47,7 +47,7 @@ import numpy
 
 from .errors import ReplayError
 from .numpy import random as fnp_random
-from .tracer import Eqn, Slot, _emit, _is_array, _split, _split_kw, caller, current_tape
+from .tracer import Eqn, Slot, caller, current_tape, emit, is_array_type, split_args, split_kwargs
 
 # -- fnp.random's draws as steps ------------------------------------------------------
 
@@ -70,7 +70,7 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
         return fn(*args, **kwargs)
     owner = args[0] if args and isinstance(args[0], fnp_random._Drawing) else None
     rest = args[1:] if owner is not None else args
-    raws, targs = _split(rest, tape)
+    raws, targs = split_args(rest, tape)
     if owner is not None:
         if owner is fnp_random._GLOBAL:  # NumPy's global generator, drawn through fnp.random
             _WATCHED.through_fnp = True
@@ -81,7 +81,7 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
             tape._check_target(rest[2], "random.shuffle")
     if kwargs.get("out") is not None:  # random(out=a), standard_normal(out=a)...
         tape._check_target(kwargs["out"], name)
-    rkw, tkw = _split_kw(kwargs, tape) if kwargs else ({}, None)
+    rkw, tkw = split_kwargs(kwargs, tape) if kwargs else ({}, None)
     value = fn(*raws, **rkw)
     if kind == "new":  # a generator made under the trace: a value of the plan
         k = tape.n
@@ -92,8 +92,8 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
     if value is None:
         tape.entries.append(Eqn(fn, targs, tkw, (), name, effect=True))
         return None
-    if _is_array(type(value)):
-        return _emit(tape, fn, targs, tkw, value, name, False, True)
+    if is_array_type(type(value)):
+        return emit(tape, fn, targs, tkw, value, name, False, True)
     tape.escape(f"{name} (returning a {type(value).__name__})")
     return value
 

@@ -62,17 +62,17 @@ def _node_tuple(seq: Any, what: str) -> tuple:
     return seq
 
 
-def _short(x: Any) -> str:
+def short_text(x: Any) -> str:
     """A few characters describing an argument that is not a Node of the graph."""
     if type(x) is Node:
         return f"outer{x.shape}"  # a Node of another graph: a constant here
     if isinstance(x, slice):  # indices read as they were written: x[1:, ::2]
-        text = ":".join("" if v is None else _short(v) for v in (x.start, x.stop, x.step))
+        text = ":".join("" if v is None else short_text(v) for v in (x.start, x.stop, x.step))
         return text[:-1] if x.step is None else text
     if x is Ellipsis:
         return "..."
     if isinstance(x, tuple):
-        return "(" + ", ".join(_short(v) for v in x) + ("," if len(x) == 1 else "") + ")"
+        return "(" + ", ".join(short_text(v) for v in x) + ("," if len(x) == 1 else "") + ")"
     shape = getattr(x, "shape", None)
     if shape is not None and shape != ():
         return f"const{tuple(shape)}"
@@ -166,10 +166,10 @@ class Graph:
                     args.append(f"%{ids[a.serial]}")
                     edges.append(ids[a.serial])
                 else:
-                    args.append(_short(a))
+                    args.append(short_text(a))
             # Options left at None/False (axis=None, keepdims=False) are noise here.
             kw = (n.kwargs or {}).items()
-            args += [f"{key}={_short(v)}" for key, v in kw if v is not None and v is not False]
+            args += [f"{key}={short_text(v)}" for key, v in kw if v is not None and v is not False]
             yield k, n, n.primitive.name, str(n.shape), str(n.dtype), ", ".join(args), edges
 
     def _output_ids(self) -> list[int]:
@@ -207,7 +207,7 @@ class Graph:
         }
         """
         lines = [
-            f"digraph {_dot_str(name)} {{",
+            f"digraph {dot_str(name)} {{",
             "  rankdir=TB;",
             (
                 '  node [shape=box, style="rounded,filled", fillcolor=white, '
@@ -216,7 +216,7 @@ class Graph:
         ]
         edges = []
         for (k, _, prim, shape, dtype, _, uses), is_input, is_output in self._marked_rows():
-            attrs_ = [f"label={_dot_str(f'%{k} {prim}' + chr(10) + f'{shape} {dtype}')}"]
+            attrs_ = [f"label={dot_str(f'%{k} {prim}' + chr(10) + f'{shape} {dtype}')}"]
             if is_input:
                 attrs_.append('fillcolor="#dbe8f6"')
             if is_output:
@@ -589,13 +589,13 @@ def _dot_char(ch: str) -> str:
     return ch
 
 
-def _dot_str(text: str) -> str:
+def dot_str(text: str) -> str:
     """``text`` as a quoted DOT string, valid whatever it holds.
 
     Quotes and backslashes are escaped, newlines become DOT's ``\\n``, and
     control characters and lone surrogates are written out as ``\\x00``.
 
-    >>> print(_dot_str('say "hi"' + chr(0)))
+    >>> print(dot_str('say "hi"' + chr(0)))
     "say \\"hi\\"\\\\x00"
     """
     return '"' + "".join(_dot_char(ch) for ch in str(text)) + '"'

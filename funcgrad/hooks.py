@@ -22,6 +22,7 @@ from typing import Any
 
 from .context import Block, ContextStack
 from .errors import FuncgradTypeError, describe
+from .node import value_of
 
 HOOKS: ContextVar[tuple] = ContextVar("funcgrad_hooks", default=())
 _DEBUG_NANS: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
@@ -213,7 +214,6 @@ class PrintHook(BackwardHook):
         self.file = file
 
     def backward_preprocess(self, node, in_values, out_grads):
-        from .node import value_of
 
         shapes = ", ".join(str(getattr(v, "shape", ())) for v in in_values)
         g = value_of(out_grads[0])

@@ -39,7 +39,7 @@ from .backprop_utils import check_like
 from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
 from .context import unrecorded
-from .custom import _ITEM, Bundle, _closure, _leaves_on, _Program
+from .custom import _ITEM, Bundle, Program, closure_of, leaves_on
 from .errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from .forward import forward
 from .node import (
@@ -140,9 +140,9 @@ class _Converted:
         made = [k for k, o in enumerate(out_leaves) if type(o) is Node]
         nodes = [out_leaves[k] for k in made]
         own = {n.serial for n in xs}
-        older, between = _closure(nodes, mark)
+        older, between = closure_of(nodes, mark)
         self.params = [n for n in older if n.serial not in own]
-        self.program = _Program(xs + self.params, nodes, between)
+        self.program = Program(xs + self.params, nodes, between)
         self.made = made
         self.constants = [None if type(o) is Node else o for o in out_leaves]
         self.n = len(xs)
@@ -152,7 +152,7 @@ class _Converted:
         ``params`` at ``positions``, and ``fun`` replayed on them."""
         with recording(bp):
             xl = [require_grad(v, bp) for v in xs]
-            pl = _leaves_on(bp, params, positions)
+            pl = leaves_on(bp, params, positions)
             return xl, pl, self.run(xl, pl)
 
     def run(self, xs: list, params: list) -> list:

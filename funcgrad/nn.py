@@ -20,7 +20,7 @@ import numpy
 from . import numpy as fnp
 from .backend import is_lazy, namespace
 from .errors import FuncgradTypeError, FuncgradValueError
-from .numpy._core import index_data
+from .numpy._core import index_data, raw, xp_of
 from .numpy.reductions import keepdims_shape, normalize_axes
 from .primitive import Primitive
 from .translation import guarded
@@ -314,7 +314,6 @@ def one_hot(x: Any, num_classes: int, dtype: Any = numpy.float64, axis: int = -1
            [0., 0., 1.]])
     """
     v = fnp.asarray(x)
-    from .numpy._core import raw, xp_of
 
     v = raw(v)
     if v.dtype.kind not in "iub":

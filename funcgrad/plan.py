@@ -43,7 +43,7 @@ from typing import Any
 
 from . import drawing
 from .draws import generator_locks, held_generators, restore_generators, save_generators
-from .graph import _dot_str, _short
+from .graph import dot_str, short_text
 from .tracer import Eqn, Guard, Slot, Tape
 
 # Beyond these sizes a display would be unreadable or slow.
@@ -581,7 +581,7 @@ class Plan:
             freed = tuple(s for s in reads if last.get(s) == i)
             if type(e) is Guard:
                 out.append(Step(n, f"guard {e.name}", "guard", reads, (), freed,
-                                f"%{e.slot} == {_short(e.expected)}", (), None, e.where))
+                                f"%{e.slot} == {short_text(e.expected)}", (), None, e.where))
                 continue
             outs = tuple(o for o, w in zip(e.outputs, writes, strict=True) if w is not None)
             shape, dtype = meta[outs[0]] if outs else ((), None)
@@ -652,18 +652,18 @@ class Plan:
             lines.append(("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
                          .rstrip())
         lines.append("  outputs: " + ", ".join(
-            f"%{o}" if type(o) is int else f"const {_short(o)}" for o in self.outputs))
+            f"%{o}" if type(o) is int else f"const {short_text(o)}" for o in self.outputs))
         return "\n".join(lines)
 
     def to_dot(self, name: str = "plan") -> str:
         """Graphviz DOT source: a box per step, an arrow per slot from writer to reader."""
-        lines = [f"digraph {_dot_str(name)} {{", "  rankdir=TB;",
+        lines = [f"digraph {dot_str(name)} {{", "  rankdir=TB;",
                  ('  node [shape=box, style="rounded,filled", fillcolor=white, '
                   'fontname="Helvetica", fontsize=10];')]
         writer: dict[int, str] = {}
         for k in range(self.n_inputs):
             shape, dtype = self._meta[k]
-            lines.append(f"  in{k} [label={_dot_str(f'%{k} input' + chr(10) + f'{shape} {dtype}')}"
+            lines.append(f"  in{k} [label={dot_str(f'%{k} input' + chr(10) + f'{shape} {dtype}')}"
                          ', fillcolor="#dbe8f6"];')
             writer[k] = f"in{k}"
         outs = {o for o in self.outputs if type(o) is int}
@@ -672,13 +672,13 @@ class Plan:
             node = f"s{s.index}"
             if s.kind == "guard":
                 label = f"{s.op}\n{s.args}"
-                lines.append(f"  {node} [label={_dot_str(label)}, shape=diamond, "
+                lines.append(f"  {node} [label={dot_str(label)}, shape=diamond, "
                              'fillcolor="#fde9c8"];')
             else:
                 label = f"{s.index} {s.op}\n{s.shape} {s.dtype}"
                 extra = ", peripheries=2" if outs & set(s.outputs) else ""
                 extra += ', fillcolor="#eeeeee"' if s.kind == "in-place" else ""
-                lines.append(f"  {node} [label={_dot_str(label)}{extra}];")
+                lines.append(f"  {node} [label={dot_str(label)}{extra}];")
             for r in s.inputs:
                 if r in writer:
                     edges.append(f"  {writer[r]} -> {node} [label=\"%{r}\"];")
@@ -774,7 +774,7 @@ def _text(tm: Any) -> str:
         return text[:-1] if tm.step is None else text
     if t is dict:
         return "{" + ", ".join(f"{k!r}: {_text(v)}" for k, v in tm.items()) + "}"
-    return _short(tm)
+    return short_text(tm)
 
 
 def _fresh(c: Any) -> Any:

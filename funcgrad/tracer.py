@@ -212,9 +212,9 @@ class Tape:
     def call(self, fn: Callable, args: tuple, kwargs: dict | None, name: str,
              check_shape: bool = False) -> Any:
         """Call ``fn`` on the raw values of ``args``; record it; return its result, traced."""
-        raws, targs = _split(args, self)
+        raws, targs = split_args(args, self)
         if kwargs:
-            rkw, tkw = _split_kw(kwargs, self)
+            rkw, tkw = split_kwargs(kwargs, self)
             value = fn(*raws, **rkw)
             effect = "out" in kwargs and kwargs["out"] is not None
             if effect:
@@ -232,8 +232,8 @@ class Tape:
         t = type(value)
         if t in _TRACED:  # the function returned a traced value itself: no new step
             return value
-        if _is_array(t):
-            return _emit(self, fn, targs, tkw, value, name, check_shape, effect)
+        if is_array_type(t):
+            return emit(self, fn, targs, tkw, value, name, check_shape, effect)
         if isinstance(value, (tuple, list)) and value:
             return self._results(fn, targs, tkw, value, name, check_shape, effect)
         if value is None:
@@ -265,7 +265,7 @@ class Tape:
             if tv in _TRACED:
                 items.append(v)
                 outs.append(None)
-            elif _is_array(tv):
+            elif is_array_type(tv):
                 tr = self.new(v)
                 items.append(tr)
                 outs.append(tr.slot)
@@ -343,7 +343,7 @@ def _closed_message() -> str:
 # -- templates: arguments with traced arrays replaced by slots --------------------
 
 
-def _split(args: tuple, tape: Tape) -> tuple[list, tuple]:
+def split_args(args: tuple, tape: Tape) -> tuple[list, tuple]:
     """The raw values of ``args`` and their template (lists are copied: a snapshot)."""
     raws = list(args)
     tmpl = None
@@ -366,7 +366,7 @@ def _split(args: tuple, tape: Tape) -> tuple[list, tuple]:
     return raws, args if tmpl is None else tuple(tmpl)
 
 
-def _split_kw(kwargs: dict, tape: Tape) -> tuple[dict, dict]:
+def split_kwargs(kwargs: dict, tape: Tape) -> tuple[dict, dict]:
     raw, tmpl = _deep(kwargs, tape)
     return raw, tmpl
 
@@ -593,14 +593,14 @@ class Traced:
             return NotImplemented
         name = func.__name__
         if name in METADATA:
-            return func(*_split(args, self.tape)[0], **_split_kw(kwargs, self.tape)[0])
+            return func(*split_args(args, self.tape)[0], **split_kwargs(kwargs, self.tape)[0])
         return self.tape.call(func, args, kwargs, name,
                               _data_shaped(name, args) or _suspect(args) or _suspect(kwargs))
 
 
 def _record_effect(tape: Tape, fn, args, kwargs, name):
-    raws, targs = _split(args, tape)
-    rkw, tkw = _split_kw(kwargs, tape) if kwargs else ({}, None)
+    raws, targs = split_args(args, tape)
+    rkw, tkw = split_kwargs(kwargs, tape) if kwargs else ({}, None)
     value = fn(*raws, **rkw)
     return tape.result(fn, targs, tkw, value, name, effect=True)
 
@@ -645,8 +645,8 @@ def _method(name: str) -> Callable:
 def _attribute(name: str) -> property:
     def get(self):
         value = getattr(self.v, name)
-        if _is_array(type(value)):  # .real, .imag, .base
-            return _emit(self.tape, operator.attrgetter(name), (self.mark,), None, value,
+        if is_array_type(type(value)):  # .real, .imag, .base
+            return emit(self.tape, operator.attrgetter(name), (self.mark,), None, value,
                          f".{name}")
         if name in _ESCAPES:  # a view of the data itself
             self.tape.escape(f".{name} of a traced value")
@@ -693,7 +693,7 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         else:
             value, targs = op(self.v, o), (self.mark, mark)
         if type(value) in _NUMPY_ARRAYS:
-            return _emit(tape, op, targs, None, value, symbol)
+            return emit(tape, op, targs, None, value, symbol)
         return tape.result(op, targs, None, value, symbol)
 
     return method
@@ -709,7 +709,7 @@ def _in_place(op: Callable, symbol: str) -> Callable:
             return NotImplemented
         tape = self.tape
         tape._check_target(self, symbol)
-        raws, targs = _split((self, other), tape)
+        raws, targs = split_args((self, other), tape)
         return tape.result(op, targs, None, op(*raws), symbol, effect=True)
 
     return method
@@ -723,7 +723,7 @@ def _getitem(self, index):
 def _setitem(self, index, value):
     tape = self.tape
     tape._check_target(self, "[]=")
-    raws, targs = _split((self, index, value), tape)
+    raws, targs = split_args((self, index, value), tape)
     operator.setitem(*raws)
     tape.entries.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
 
@@ -761,7 +761,7 @@ _CLASSES: dict[type, type] = {}
 _TRACED: set[type] = set()
 
 
-def _is_array(t: type) -> bool:
+def is_array_type(t: type) -> bool:
     """Whether values of type ``t`` are raw arrays (of a registered namespace)."""
     return t in _NUMPY_ARRAYS or (t not in _TRACED and backend.lookup(t) is not None)
 
@@ -879,7 +879,7 @@ def _register_number() -> None:
     _TRACED.add(TracedNumber)
 
 
-def _emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
+def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
     """The step that made ``value``, one new array: recorded, and ``value`` traced.
 
     The common case of every step, kept to one call: what :meth:`Tape.new`
@@ -947,7 +947,7 @@ def _run_unary(prim: Primitive, a: Traced) -> Any:
     check = ((a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
              or name in DATA_SHAPED or name == "where")  # _shape_guarded, inline
     if type(value) in _NUMPY_ARRAYS:
-        return _emit(a.tape, impl, (a.mark,), None, value, name, check)
+        return emit(a.tape, impl, (a.mark,), None, value, name, check)
     return a.tape.result(impl, (a.mark,), None, value, name, check)
 
 
@@ -969,7 +969,7 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
     value = impl(av, bv)
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
     if type(value) in _NUMPY_ARRAYS:
-        return _emit(tape, impl, (am, bm), None, value, prim.name, check)
+        return emit(tape, impl, (am, bm), None, value, prim.name, check)
     return tape.result(impl, (am, bm), None, value, prim.name, check)
 
 
@@ -986,16 +986,16 @@ def _run_general(prim: Primitive, args: tuple, kwargs: dict) -> Any:
                 native = False
         elif t not in NUMPY_TYPES and t not in _CONTAINERS:
             native = False
-    raws, targs = _split(args, tape)
+    raws, targs = split_args(args, tape)
     impl = prim.numpy_impl if native else prim.impl
     if kwargs:
-        rkw, tkw = _split_kw(kwargs, tape)
+        rkw, tkw = split_kwargs(kwargs, tape)
         value = impl(*raws, **rkw)
     else:
         value, tkw = impl(*raws), None
     check = _shape_guarded(prim, args, kwargs)
     if type(value) in _NUMPY_ARRAYS:
-        return _emit(tape, impl, targs, tkw, value, prim.name, check)
+        return emit(tape, impl, targs, tkw, value, prim.name, check)
     return tape.result(impl, targs, tkw, value, prim.name, check)
 
 
@@ -1038,7 +1038,7 @@ def _metadata(fn: Callable) -> Callable:
         tape = _TAPE.get()
         if tape is None:
             return fn(*args, **kwargs)
-        return fn(*_split(args, tape)[0], **_split_kw(kwargs, tape)[0])
+        return fn(*split_args(args, tape)[0], **split_kwargs(kwargs, tape)[0])
 
     return call
 

@@ -117,7 +117,7 @@ def test_to_dot_is_graphviz_source(g):
 
 
 def test_to_dot_quotes_labels():
-    assert fg.graph._dot_str('a "b" \\ c\nd') == '"a \\"b\\" \\\\ c\\nd"'
+    assert fg.graph.dot_str('a "b" \\ c\nd') == '"a \\"b\\" \\\\ c\\nd"'
 
 
 # Every character that DOT source cannot hold as it is, and a few that need escaping.

@@ -166,19 +166,6 @@ LAZY_IMPORTS = {
     # Dask support, loaded when a Dask array first arrives (dask is optional): the
     # backend only holds the provider that funcgrad.backends registered, so no circle.
     ("funcgrad.backends", "funcgrad.backends.dask"): "optional dependency: dask",
-    # Temporary, in other slices of issue 17 (their owners or the coordinator remove them):
-    ("funcgrad.backprop", "funcgrad.numpy"): "walk",
-    ("funcgrad.hooks", "funcgrad.node"): "context",
-    ("funcgrad.batching", "funcgrad.numpy"): "batching.py: no slice of issue 17",
-    ("funcgrad.batching", "funcgrad.numpy.shape"): "batching.py: no slice of issue 17",
-    ("funcgrad.batching", "funcgrad.numpy._methods"): "batching.py: no slice of issue 17",
-    ("funcgrad.batching", "funcgrad.numpy._batching"): "batching.py: no slice of issue 17",
-    ("funcgrad.batching", "funcgrad.tree"): "batching.py: no slice of issue 17",
-    ("funcgrad.batching", "funcgrad.node"): "batching.py: no slice of issue 17",
-    ("funcgrad.nn", "funcgrad.numpy._core"): "nn.py: no slice of issue 17",
-    ("funcgrad.scipy._backend", "funcgrad.numpy._core"): "scipy",
-    ("funcgrad.scipy.integrate", "funcgrad.backend"): "scipy",
-    ("funcgrad.scipy.special", "funcgrad.numpy.reductions"): "scipy",
 }
 
 # The import edges a circle may still run through (see LAZY_IMPORTS): none other.

@@ -50,7 +50,7 @@ def _operator_ufuncs() -> dict:
     }
 
 
-_OPERATOR_UFUNCS = _operator_ufuncs()
+OPERATOR_UFUNCS = _operator_ufuncs()
 
 
 _FNP: list = [{}]  # funcgrad.numpy's namespace (its globals), handed over by install()
@@ -78,7 +78,7 @@ def _numpy_call_error(what: str, name: str) -> NodeConversionError:
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = ufunc.__name__
-    op = _OPERATOR_UFUNCS.get(name)
+    op = OPERATOR_UFUNCS.get(name)
     if op is not None and method == "__call__" and not kwargs:
         return op(*inputs)
     if name in ("equal", "not_equal") and method == "__call__":

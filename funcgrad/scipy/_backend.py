@@ -17,6 +17,7 @@ from typing import Any
 import numpy
 
 from ..backend import device_of, is_lazy, namespace, to_device
+from ..numpy._core import index_data
 
 # (namespace, submodule) -> module of raw functions for that namespace's arrays
 _REGISTERED: dict[tuple[int, str], Any] = {}
@@ -112,6 +113,4 @@ def fit(out: Any, args: tuple) -> Any:
 
 def index_like(index: numpy.ndarray, x: Any) -> Any:
     """Integer index data ``index`` (NumPy) on the device of ``x`` (an array or Node)."""
-    from ..numpy._core import index_data
-
     return index_data(index, x)

@@ -31,6 +31,7 @@ import numpy
 
 from .. import numpy as fnp
 from .. import tree
+from ..backend import to_device
 from ..batching import NOT_MAPPED as _NOT_MAPPED
 from ..batching import per_example as _per_example
 from ..combinators import vjp as _vjp
@@ -188,7 +189,6 @@ def _solve(fun, y0, ts, opts: dict) -> Any:
 
 
 def _host(ts):
-    from ..backend import to_device
 
     return to_device(ts, "cpu")
 

@@ -28,6 +28,7 @@ from ..batching import innermost_raw
 from ..errors import FuncgradTypeError, FuncgradValueError
 from ..numpy._core import lazy, raw, xp_of
 from ..numpy._linear import bcast, unbroadcast
+from ..numpy.reductions import normalize_axes
 from ..primitive import BinaryPrimitive, Primitive, UnaryPrimitive, defjvp, defvjp
 from ..translation import guarded
 from . import _backend
@@ -768,7 +769,6 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     """
     a = fnp.asarray(a) if isinstance(a, (list, tuple)) else a
     ndim = len(_shape(a))
-    from ..numpy.reductions import normalize_axes
 
     axes = normalize_axes(axis, ndim)
     m = _max_shift(a, axes)
