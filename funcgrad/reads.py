@@ -209,8 +209,12 @@ def _same_scalar(got: Any, want: Any) -> bool:
 
 
 class _Walk:
-    def __init__(self):
+    def __init__(self, earlier: World | None = None):
         self.world = World()
+        # The byte copies of an earlier snapshot, by array: one whose bytes are unchanged
+        # is shared, not copied again (a trace snapshots before and after the call).
+        self.copies = {id(row[0]): (row[0], row[3]) for row in earlier.arrays
+                       if type(row[3]) is _Copy} if earlier is not None else {}
         self.seen: set[int] = set()
         self.names: set[str] = set()  # attribute and global names the reached code uses
         self.objects: list = []  # (object, depth) whose attributes wait for the names
@@ -246,7 +250,12 @@ class _Walk:
     # One method per kind of value, looked up by exact type in _VISITS (below the
     # class); every other type goes through `other`, which tests by isinstance.
     def array(self, v: numpy.ndarray, depth: int, where: str) -> None:
-        self.world.arrays.append((v, v.shape, v.dtype, _fingerprint(v), where))
+        known = self.copies.get(id(v))
+        if known is not None and known[0] is v and known[1].n == v.nbytes and known[1].same(v):
+            fp = known[1]
+        else:
+            fp = _fingerprint(v)
+        self.world.arrays.append((v, v.shape, v.dtype, fp, where))
 
     def leaf(self, v: Any, depth: int, where: str) -> None:
         """Nothing to watch: immutable, or watched elsewhere."""
@@ -427,9 +436,13 @@ _CLOCKS = {
 }
 
 
-def snapshot(roots: Iterable[Any]) -> World:
-    """The :class:`World` of what ``roots`` (a function, static arguments) read."""
-    walk = _Walk()
+def snapshot(roots: Iterable[Any], earlier: World | None = None) -> World:
+    """The :class:`World` of what ``roots`` (a function, static arguments) read.
+
+    ``earlier``, a snapshot of the same roots, lends the byte copies of the arrays
+    whose bytes have not changed since it was taken.
+    """
+    walk = _Walk(earlier)
     for i, r in enumerate(roots):
         walk.value(r, 0, "the function" if i == 0 else f"static argument {i}")
     walk.attributes()

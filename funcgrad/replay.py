@@ -298,7 +298,7 @@ class Replayed:
             self._store(key, _EAGER)
         else:
             self._store(key, self._watched(Plan(tape, template, out_def, _describe(inputs)),
-                                           roots))
+                                           roots, before))
         return tree.unflatten(out_def, values)
 
     def _traced_arguments(self, tape: Tape, inputs: list, treedef: Any, leaves: Any,
@@ -346,9 +346,9 @@ class Replayed:
             raise ReplayError(f"fg.replay: the function {what} {why}, or pass fallback=True "
                               "to fg.replay to run such calls eagerly")
 
-    def _watched(self, plan: Plan, roots: list) -> Plan:
+    def _watched(self, plan: Plan, roots: list, before: Any) -> Plan:
         """``plan``, watching what the function read besides its arguments."""
-        world = snapshot(roots)
+        world = snapshot(roots, before)
         plan.world = world if len(world) else None
         n_bytes = sum(row[0].nbytes for row in world.arrays)
         if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:

@@ -362,3 +362,27 @@ def test_checkpoint_and_custom_vjp_on_a_strict_device(standin):
                                rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(fg.jvp(loss, (w0,), (t,))[1].get(),
                                np.sum(np.cos(2 * w0.get()) * t.get()), rtol=1e-14)
+
+
+def test_a_trace_copies_a_large_closed_over_array_once_and_still_sees_it_change():
+    from funcgrad.reads import snapshot
+
+    big = np.arange(40_000, dtype=np.float64)  # 320 KB: watched by a copy of its bytes
+
+    def f(x):
+        return fnp.sum(x * big)
+
+    first = snapshot([f])
+    again = snapshot([f], first)
+    assert again.arrays[0][3] is first.arrays[0][3]  # unchanged bytes: the copy is shared
+    big[7] = -1.0
+    changed = snapshot([f], first)
+    assert changed.arrays[0][3] is not first.arrays[0][3]
+    assert not first.holds() and changed.holds()
+
+    r = fg.replay(f)
+    x = np.ones(40_000)
+    assert r(x) == np.sum(big)
+    big[8] = 1e6  # after the trace: the plan must not replay the old bytes
+    assert r(x) == np.sum(big)
+    assert r.stats.traces == 2
