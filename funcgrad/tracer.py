@@ -130,6 +130,24 @@ class Slot:
 _SLOTS_LOCK = threading.Lock()
 
 
+def decode(records: list) -> list[Eqn | Guard]:
+    """The records of a tape's flat ``records`` (see :class:`Tape`)."""
+    out: list = []
+    append = out.append
+    i, n = 0, len(records)
+    while i < n:
+        o = records[i]
+        t = type(o)
+        if t is Eqn or t is Guard:
+            append(o)
+            i += 1
+        else:
+            append(_new(Eqn, (o, records[i + 1], records[i + 2], records[i + 3],
+                              records[i + 4], False, False)))
+            i += 5
+    return out
+
+
 _MARKS = Slot._made
 _TAPE: ContextVar[Tape | None] = ContextVar("funcgrad_replay_tape", default=None)
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -155,17 +173,31 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "entries", "fallback", "inputs", "last", "meta", "open",
+    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "records",
                  "tainted")
 
     def __init__(self, fallback: bool = False):
-        self.entries: list[Eqn | Guard] = []
+        # The steps, flat: a plain step (neither effect nor unpack) as its five fields in a
+        # row, any other record (a Guard, an Eqn with effect or unpack) as itself, in one
+        # cell.  No tuple per step: a long trace holds 70 bytes less per step, and makes
+        # fewer objects for the cyclic collector to walk.  ``entries`` reads them as records.
+        self.records: list = []
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
         self.open = True
         self.fallback = fallback
         self.tainted: str | None = None
+
+    @property
+    def entries(self) -> list[Eqn | Guard]:
+        """The steps recorded so far, in order, as :class:`Eqn` and :class:`Guard` records
+        (a new list at each read: record steps with :meth:`record`)."""
+        return decode(self.records)
+
+    def record(self, entry: Eqn | Guard) -> None:
+        """Append one record (an Eqn or a Guard) to the steps."""
+        self.records.append(entry)
 
     # -- slots ------------------------------------------------------------------
     @property
@@ -238,19 +270,19 @@ class Tape:
             return self._results(fn, targs, tkw, value, name, check_shape, effect)
         if value is None:
             if effect or _holds_slot(targs) or _holds_slot(tkw):
-                self.entries.append(_new(Eqn, (fn, targs, tkw, (), name, True, False)))
+                self.records.append(_new(Eqn, (fn, targs, tkw, (), name, True, False)))
             return None
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
         if t is float:  # a Python float made from traced data: traced itself, like the input
-            self.entries.append(Eqn(fn, targs, tkw, (len(self.meta),), name))
+            self.records += (fn, targs, tkw, (len(self.meta),), name)
             return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
             self.meta.append(((), t.__name__))
-            self.entries.append(Eqn(fn, targs, tkw, (slot,), name))
-            self.entries.append(Guard(_SAME, slot, value, name, caller()))
+            self.records += (fn, targs, tkw, (slot,), name)
+            self.records.append(Guard(_SAME, slot, value, name, caller()))
             return value
         if isinstance(value, (numpy.dtype, type)):
             return value  # metadata
@@ -280,11 +312,11 @@ class Tape:
                 items.append(v)
                 outs.append(None)
         if any(o is not None for o in outs) or effect:
-            self.entries.append(Eqn(fn, targs, tkw, tuple(outs), name, effect, unpack=True))
+            self.records.append(Eqn(fn, targs, tkw, tuple(outs), name, effect, unpack=True))
             if check_shape:
                 for o, v in zip(outs, value, strict=True):
                     if o is not None:
-                        self.entries.append(Guard(_SHAPE, o, v.shape, name, caller()))
+                        self.records.append(Guard(_SHAPE, o, v.shape, name, caller()))
         if isinstance(value, list):
             return items
         if type(value) is tuple:
@@ -297,7 +329,7 @@ class Tape:
         """Record that ``check(traced) == value`` held; return ``value``."""
         if not self.open:
             raise ReplayError(_closed_message())
-        self.entries.append(Guard(check, traced.slot, value, name, caller()))
+        self.records.append(Guard(check, traced.slot, value, name, caller()))
         return value
 
     def escape(self, what: str) -> None:
@@ -725,7 +757,7 @@ def _setitem(self, index, value):
     tape._check_target(self, "[]=")
     raws, targs = split_args((self, index, value), tape)
     operator.setitem(*raws)
-    tape.entries.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
+    tape.records.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
 
 
 _OPERATORS = {
@@ -903,9 +935,12 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    tape.entries.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, effect, False)))
+    if effect:
+        tape.records.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, True, False)))
+    else:
+        tape.records += (fn, targs, tkw, mark.outputs, name)
     if check:  # a shape read from data: a guard
-        tape.entries.append(Guard(_SHAPE, mark.k, shape, name, caller()))
+        tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
 
 
