@@ -103,16 +103,20 @@ _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 class Slot:
     """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    Made once per number for the process, each with ``outputs``, the ``(k,)`` of
-    the steps that fill it: a trace allocates neither.
+    Made once per number for the process (a trace allocates none), 40 bytes each;
+    ``outputs`` is the ``(k,)`` of the steps that fill it, made when a plan first
+    reads it (a first call does not).
     """
 
-    __slots__ = ("k", "outputs")
+    __slots__ = ("k",)
     _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
 
     def __init__(self, k: int):
         self.k = k
-        self.outputs = (k,)
+
+    @property
+    def outputs(self) -> tuple:
+        return _one(self.k)
 
     def __repr__(self) -> str:
         return f"%{self.k}"
@@ -128,23 +132,38 @@ class Slot:
 
 
 _SLOTS_LOCK = threading.Lock()
+_ONES: list[tuple] = []  # (k,) for every k met so far: the outputs of a step that makes k
+
+
+def _one(k: int) -> tuple:
+    ones = _ONES
+    if len(ones) <= k:
+        with _SLOTS_LOCK:
+            n = len(ones)
+            ones.extend((i,) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
+    return ones[k]
 
 
 def decode(records: list) -> list[Eqn | Guard]:
-    """The records of a tape's flat ``records`` (see :class:`Tape`)."""
+    """The records of a tape's flat ``records`` (see :class:`Tape`): a plain step is
+    ``n, fn, arg_1 ... arg_n, kwargs, out, name`` in a row, ``out`` its one Slot or its
+    outputs tuple; any other record is itself, one cell."""
     out: list = []
     append = out.append
-    i, n = 0, len(records)
-    while i < n:
+    i, end = 0, len(records)
+    while i < end:
         o = records[i]
         t = type(o)
         if t is Eqn or t is Guard:
             append(o)
             i += 1
-        else:
-            append(_new(Eqn, (o, records[i + 1], records[i + 2], records[i + 3],
-                              records[i + 4], False, False)))
-            i += 5
+            continue
+        j = i + 2 + o
+        made = records[j + 1]
+        outputs = _one(made.k) if type(made) is Slot else made
+        append(_new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], outputs,
+                          records[j + 2], False, False)))
+        i = j + 3
     return out
 
 
@@ -177,10 +196,11 @@ class Tape:
                  "tainted")
 
     def __init__(self, fallback: bool = False):
-        # The steps, flat: a plain step (neither effect nor unpack) as its five fields in a
-        # row, any other record (a Guard, an Eqn with effect or unpack) as itself, in one
-        # cell.  No tuple per step: a long trace holds 70 bytes less per step, and makes
-        # fewer objects for the cyclic collector to walk.  ``entries`` reads them as records.
+        # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
+        # fields and arguments in a row, any other record (a Guard, an Eqn with effect or
+        # unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
+        # bytes less per step, and makes fewer objects for the cyclic collector to walk.
+        # ``entries`` reads them as records.
         self.records: list = []
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
@@ -275,13 +295,13 @@ class Tape:
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
         if t is float:  # a Python float made from traced data: traced itself, like the input
-            self.records += (fn, targs, tkw, (len(self.meta),), name)
+            self.records += (len(targs), fn, *targs, tkw, (len(self.meta),), name)
             return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
             self.meta.append(((), t.__name__))
-            self.records += (fn, targs, tkw, (slot,), name)
+            self.records += (len(targs), fn, *targs, tkw, (slot,), name)
             self.records.append(Guard(_SAME, slot, value, name, caller()))
             return value
         if isinstance(value, (numpy.dtype, type)):
@@ -936,9 +956,12 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
     t.shape = pair[0]
     meta.append(pair)
     if effect:
-        tape.records.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, True, False)))
+        tape.records.append(_new(Eqn, (fn, targs, tkw, _one(k), name, True, False)))
     else:
-        tape.records += (fn, targs, tkw, mark.outputs, name)
+        records = tape.records
+        records += (len(targs), fn)
+        records += targs
+        records += (tkw, mark, name)
     if check:  # a shape read from data: a guard
         tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
