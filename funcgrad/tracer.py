@@ -381,14 +381,23 @@ class Tape:
                 raise ReplayError(
                     f"fg.replay: {name} updates in place an array that is not traced (a "
                     f"constant of the plan) at {caller()}; update arrays the function makes")
-            if t.slot < len(self.inputs) or any(
-                type(i) is numpy.ndarray and type(t.v) is numpy.ndarray
-                and numpy.may_share_memory(t.v, i) for i in self.inputs
-            ):
+            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self.inputs):
                 raise ReplayError(
                     f"fg.replay: {name} updates an argument of the function in place at "
                     f"{caller()}; a replay cannot undo that if it has to trace again: "
                     "update a copy")
+
+
+def _may_share_an_input(v: Any, inputs: list) -> bool:
+    """Whether the raw array ``v`` may share memory with a NumPy input.  Two arrays
+    that each own their data (``base`` None) and are not one share none: the common
+    case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
+    if type(v) is not numpy.ndarray:
+        return False
+    if v.base is None and all(type(i) is not numpy.ndarray or (i.base is None and i is not v)
+                              for i in inputs):
+        return False
+    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in inputs)
 
 
 def _closed_message() -> str:
