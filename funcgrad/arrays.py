@@ -36,6 +36,7 @@ from .node import ACTIVE, Node
 # are all older than a batched argument's level, the batched value is unwrapped first
 # and the Node is a constant of its batching rule; otherwise the Node is unwrapped first.
 
+
 def register_batched(array_type: type, run: Callable) -> None:
     """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
     (one with a ``level`` attribute of an ``ordinal``), before any other runner: the

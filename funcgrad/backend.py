@@ -2,11 +2,11 @@
 
 Every primitive runs in the namespace of its inputs: NumPy for CPU arrays,
 CuPy for GPU arrays, Dask for chunked arrays.  This module is the one place
-that knows array types: one registry holds, per type, its namespace, its device and,
-for arrays that run primitives themselves (fg.replay's, fg.vmap's), its runner; a new
-array type is added by one :func:`register_namespace` call.  A library funcgrad should not import
-before its arrays show up registers a provider instead
-(:func:`register_provider`): ``funcgrad/backends/__init__.py`` does so for
+that knows array types: one registry holds, per type, its namespace, its device
+and, for arrays that run primitives themselves (fg.replay's, fg.vmap's), its
+runner; a new array type is added by one :func:`register_namespace` call.  A
+library funcgrad should not import before its arrays show up registers a provider
+instead (:func:`register_provider`): ``funcgrad/backends/__init__.py`` does so for
 Dask, whose namespace (``backends/dask.py``) is then imported the first time a
 Dask array reaches funcgrad, so that ``import funcgrad`` never imports Dask.
 
@@ -61,7 +61,8 @@ _REGISTRY: dict[type, Namespace] = {}
 RUNNERS: dict[type, Callable] = {}  # type -> run, for types whose run is not batched
 BATCHED: dict[type, Callable] = {}  # type -> run, for batched types (fg.vmap's values)
 # Registered types that stand for Python numbers (fg.replay's traced floats): neutral
-# beside arrays, as a Python number is; their own namespace when alone.
+# beside arrays of another namespace, as a Python number is; their own namespace beside
+# NumPy data or alone.
 WEAK_TYPES: set[type] = set()
 
 
@@ -176,7 +177,8 @@ def register_namespace(
     ``array_type`` (fg.replay's traced arrays record the call); ``batched=True`` makes it
     a batching rule, asked before any other runner (fg.vmap's values: their arrays have
     a ``level`` with an ``ordinal``).  A ``weak`` type stands for a Python number
-    (fg.replay's traced floats): neutral beside arrays, its own namespace when alone.
+    (fg.replay's traced floats): neutral beside arrays of another namespace, its own
+    namespace beside NumPy data or alone.
 
     >>> class Loud(float): pass
     >>> register_namespace(Loud, numpy, run=lambda prim, args, kwargs: f"{prim.name} ran")
