@@ -214,10 +214,10 @@ class Tape:
         self.tainted: str | None = None
 
     @property
-    def entries(self) -> list[Eqn | Guard]:
+    def entries(self) -> tuple[Eqn | Guard, ...]:
         """The steps recorded so far, in order, as :class:`Eqn` and :class:`Guard` records
-        (a new list at each read: record steps with :meth:`record`)."""
-        return decode(self.records)
+        (read anew at each call, a tuple: steps are recorded with :meth:`record`)."""
+        return tuple(decode(self.records))
 
     def record(self, entry: Eqn | Guard) -> None:
         """Append one record (an Eqn or a Guard) to the steps."""
