@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .backend import BATCHED, NUMPY_TYPES, RUNNERS, register_runner
+from .backend import BATCHED, NUMPY_TYPES, RUNNERS
 from .node import ACTIVE, Node
 
 # -- arrays that run primitives themselves ---------------------------------------
@@ -35,13 +35,6 @@ from .node import ACTIVE, Node
 # axis, level).  Levels and graphs share one order (creation): where a Node's graphs
 # are all older than a batched argument's level, the batched value is unwrapped first
 # and the Node is a constant of its batching rule; otherwise the Node is unwrapped first.
-
-
-def register_batched(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
-    (one with a ``level`` attribute of an ``ordinal``), before any other runner: the
-    registered type's runner, batched (``register_namespace(..., run=run, batched=True)``)."""
-    register_runner(array_type, run, batched=True)
 
 
 def batched_first(args: Any, graphs: Any) -> Callable | None:

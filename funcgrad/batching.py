@@ -33,7 +33,6 @@ import numpy
 
 from . import backend, tree
 from . import numpy as fnp
-from .arrays import register_batched
 from .errors import (
     BatchedValueError,
     FuncgradTypeError,
@@ -333,10 +332,10 @@ def _class_for(raw: Any) -> type:
     backend.register_namespace(
         cls, BatchNamespace(xp), lambda a: backend.device_of(innermost_raw(a)),
         absorbs_numpy=backend.absorbs_numpy(xp), as_array=lambda a: a, over=xp,
+        run=run, batched=True,
     )
     _CLASSES[t] = cls
     _CLASSES_SET.add(cls)
-    register_batched(cls, run)
     return cls
 
 

@@ -50,7 +50,6 @@ from typing import Any, NamedTuple
 import numpy
 
 from . import backend
-from .arrays import register_runner
 from .backend import NUMPY_TYPES
 from .errors import ReplayError
 from .node import Node
@@ -853,9 +852,8 @@ def traced_class(t: type) -> type:
     backend.register_namespace(
         cls, recorder, lambda a, e=entry: e.device(a.v),
         absorbs_numpy=entry.xp is numpy or entry.absorbs_numpy,
-        to_host=_to_host_of(entry), as_array=_as_array,
+        to_host=_to_host_of(entry), as_array=_as_array, run=_run_primitive,
     )
-    register_runner(cls, _run_primitive)
     _TRACED.add(cls)
     _CLASSES[t] = cls
     return cls
@@ -938,9 +936,8 @@ def _register_number() -> None:
     for name in ("as_integer_ratio", "conjugate", "hex", "is_integer"):
         setattr(TracedNumber, name, _method(name))
     backend.register_namespace(TracedNumber, Recorder(numpy, "replay(float)"),
-                               absorbs_numpy=True, as_array=_as_array)
-    backend.WEAK_TYPES.add(TracedNumber)
-    register_runner(TracedNumber, _run_primitive)
+                               absorbs_numpy=True, as_array=_as_array, run=_run_primitive,
+                               weak=True)
     _TRACED.add(TracedNumber)
 
 
