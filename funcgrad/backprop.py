@@ -233,27 +233,33 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
     mine: set[int] = set()
     nan_check = debugging_nans()
     watch = (hook_list, nan_check) if hook_list or nan_check else None
+    pop = grads.pop
     with recording(bp, on=keep_graph):
         live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node in reversed(order):
             serial = node.serial
-            g = grads.pop(serial, None)
+            g = pop(serial, None)
             if g is None:
                 continue
             if mine:
                 mine.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
                 found[serial] = g
-            ps = parents_on(node.args, bp)
+            args = node.args
+            if len(args) == 1:  # parents_on, inline for one argument: the common case
+                a = args[0]
+                ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+            else:
+                ps = parents_on(args, bp)
             if kept is not None:
                 ps = [(i, p) for i, p in ps if p.serial in kept]
             if not ps:
                 continue
             prim = node.primitive
-            if not node.graphs.isdisjoint(live):
-                ans, args = node, node.args
-            else:  # nothing to record: the rules may run on raw arrays, fast
-                ans, args = node.value, raw_args(node.args)
+            if live.isdisjoint(node.graphs):  # nothing to record: the rules may run on
+                ans, args = node.value, raw_args(args)  # raw arrays, fast
+            else:
+                ans = node
             if watch is not None:
                 gis = _watched(node, g, ans, args, ps, *watch)
             elif prim.library:

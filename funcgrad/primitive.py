@@ -194,7 +194,10 @@ class BinaryPrimitive(Primitive):
         else:
             return bind(self, (x, y), kwargs)
         graphs = node.graphs
-        if graphs <= ACTIVE.get():
+        active = ACTIVE.get()
+        if not graphs <= active:  # a graph is finished or folded (higher orders): the
+            graphs = graphs & active  # Node is on the others only (none: bind's constant)
+        if graphs:
             v = node.value
             try:
                 if type(v) in NUMPY_TYPES:
