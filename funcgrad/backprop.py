@@ -279,11 +279,11 @@ def _accumulate(grads: dict, mine: set, prim: Any, ps: list, gis: list) -> None:
         pv = p.value
         gv = gi.value if type(gi) is Node else gi
         try:  # the common case, inline; check_grad explains any mismatch
-            tg = type(gv)
+            tg, tp, gd, pd = type(gv), type(pv), gv.dtype, pv.dtype
             fits = (
                 gv.shape == pv.shape
-                and gv.dtype == pv.dtype
-                and (tg is type(pv) or (tg in NUMPY_TYPES and type(pv) in NUMPY_TYPES))
+                and (gd is pd or gd == pd)
+                and (tg is tp or (tg in NUMPY_TYPES and tp in NUMPY_TYPES))
             )
         except AttributeError:  # not an array at all
             fits = False

@@ -122,6 +122,11 @@ class Primitive:
         if self.vjp_joint is not None:
             return self.vjp_joint(g, ans, args, kwargs or {}, [i for i, _ in parents])
         vjps = self.vjps
+        if len(parents) == 1:  # one parent (a unary primitive's, mostly): no loop
+            i = parents[0][0]
+            rule = vjps[i] if i < len(vjps) else None
+            if rule is not None:
+                return [rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args)]
         out = []
         for i, _ in parents:
             rule = vjps[i] if i < len(vjps) else None
