@@ -34,7 +34,7 @@ from typing import Any
 from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
 from .errors import FuncgradTypeError, MissingRuleError
-from .node import ACTIVE, Node, make_node, raw_args
+from .node import ACTIVE, Node, new_node, raw_args
 from .pickling import by_reference, importable_name
 
 _by_reference = by_reference  # the name pickles made before funcgrad.pickling existed call
@@ -170,7 +170,7 @@ class UnaryPrimitive(Primitive):
                     value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x,), kwargs)
-            return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
+            return new_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
         return bind(self, (x,), kwargs)
 
 
@@ -207,10 +207,10 @@ class BinaryPrimitive(Primitive):
             try:
                 if type(v) in NUMPY_TYPES:
                     value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
-                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                    return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
                 if tx not in SEQUENCES and ty not in SEQUENCES:  # else bind: other namespaces
                     value = foreign(self, (xv, yv), kwargs)      # may not refuse Nodes in lists
-                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                    return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
         return bind(self, (x, y), kwargs)
@@ -227,7 +227,7 @@ class BinaryPrimitive(Primitive):
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
             rank = x.rank if x.rank > y.rank else y.rank  # noqa: FURB136  (max() costs a call)
-            return make_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
+            return new_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
         return bind(self, (x, y), kwargs)
 
 
@@ -274,7 +274,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         return value
     active = ACTIVE.get()
     if graphs <= active and not ruleless:
-        return make_node(value, graphs, prim, args, kwargs or None, rank)
+        return new_node(value, graphs, prim, args, kwargs or None, rank)
     return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank, ruleless)
 
 
@@ -293,7 +293,7 @@ def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: froze
             raise MissingRuleError(
                 f"primitive {prim.name!r} has no derivative rule for argument {i} "
                 f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp")
-    return make_node(value, graphs, prim, args, kwargs or None, rank)
+    return new_node(value, graphs, prim, args, kwargs or None, rank)
 
 
 def failed(prim: Primitive, exc: Exception, args: tuple, kwargs: dict, graphs: Any = None) -> Any:
