@@ -27,9 +27,12 @@ fast paths for NumPy data and Nodes of it, and give everything else to
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
+
+import numpy
 
 from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
@@ -42,6 +45,12 @@ from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
+# Ufuncs whose Python operator computes the same on two float64 scalars, through NumPy's
+# scalar math (errstate included): several times cheaper than the ufunc's call there, and
+# a higher derivative of a scalar function makes nothing but such calls.
+_SCALAR_MATH = ((numpy.add, operator.add), (numpy.subtract, operator.sub),
+                (numpy.multiply, operator.mul))
+_F64 = numpy.float64
 
 
 class Primitive:
@@ -61,7 +70,7 @@ class Primitive:
     """
 
     __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
-                 "library", "name", "numpy_impl", "vjp_joint", "vjps")
+                 "library", "name", "numpy_impl", "scalar_impl", "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
         # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
@@ -85,6 +94,9 @@ class Primitive:
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
+        if name == "numpy_impl":  # numpy_impl, or its operator for two float64 scalars
+            ops = [op for ufunc, op in _SCALAR_MATH if value is ufunc]
+            object.__setattr__(self, "scalar_impl", ops[0] if ops else value)
         if name in _RULE_FIELDS:  # keep the positions with a rule at hand for bind
             object.__setattr__(self, "differentiable", self._positions_with_rules())
 
@@ -184,7 +196,9 @@ class BinaryPrimitive(Primitive):
         if tx in NUMPY_TYPES:
             if ty in NUMPY_TYPES:
                 try:
-                    return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+                    if kwargs:
+                        return self.numpy_impl(x, y, **kwargs)
+                    return (self.scalar_impl if tx is ty is _F64 else self.numpy_impl)(x, y)
                 except Exception as exc:  # noqa: BLE001
                     return failed(self, exc, (x, y), kwargs)
             if ty is not Node or 1 not in self.differentiable:
@@ -198,6 +212,11 @@ class BinaryPrimitive(Primitive):
             node, xv, yv = x, x.value, y
         else:
             return bind(self, (x, y), kwargs)
+        return self._one_node(node, x, y, xv, yv, kwargs)
+
+    def _one_node(self, node: Node, x: Any, y: Any, xv: Any, yv: Any, kwargs: dict) -> Any:
+        """One Node (``node``, which is ``x`` or ``y``), one NumPy constant: values ``xv``,
+        ``yv``."""
         graphs = node.graphs
         active = ACTIVE.get()
         if not graphs <= active:  # a graph is finished or folded (higher orders): the
@@ -206,10 +225,12 @@ class BinaryPrimitive(Primitive):
             v = node.value
             try:
                 if type(v) in NUMPY_TYPES:
-                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+                    impl = self.scalar_impl if type(xv) is type(yv) is _F64 else self.numpy_impl
+                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else impl(xv, yv)
                     return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
-                if tx not in SEQUENCES and ty not in SEQUENCES:  # else bind: other namespaces
-                    value = foreign(self, (xv, yv), kwargs)      # may not refuse Nodes in lists
+                # Else bind: other namespaces may not refuse Nodes in lists.
+                if type(x) not in SEQUENCES and type(y) not in SEQUENCES:
+                    value = foreign(self, (xv, yv), kwargs)
                     return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
@@ -222,8 +243,9 @@ class BinaryPrimitive(Primitive):
         xv, yv, differentiable = x.value, y.value, self.differentiable
         if (type(xv) in NUMPY_TYPES and type(yv) in NUMPY_TYPES and 0 in differentiable
                 and 1 in differentiable and graphs <= ACTIVE.get()):
+            impl = self.scalar_impl if type(xv) is type(yv) is _F64 else self.numpy_impl
             try:
-                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else impl(xv, yv)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
             rank = x.rank if x.rank > y.rank else y.rank  # noqa: FURB136  (max() costs a call)
