@@ -232,7 +232,7 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
     # that nothing else references: further contributions are added in place.
     mine: set[int] = set()
     nan_check = debugging_nans()
-    watch = (hook_list, nan_check) if hook_list or nan_check else None
+    watch = any((hook_list, nan_check))
     pop = grads.pop
     with recording(bp, on=keep_graph):
         live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
@@ -246,9 +246,15 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
             if serial in targets:
                 found[serial] = g
             args = node.args
-            if len(args) == 1:  # parents_on, inline for one argument: the common case
+            n = len(args)
+            if n == 1:  # parents_on, inline for one and two arguments: the common cases
                 a = args[0]
                 ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+            elif n == 2:
+                a, b = args
+                ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+                if type(b) is Node and bp in b.graphs:
+                    ps.append((1, b))
             else:
                 ps = parents_on(args, bp)
             if kept is not None:
@@ -260,8 +266,8 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
                 ans, args = node.value, raw_args(args)  # raw arrays, fast
             else:
                 ans = node
-            if watch is not None:
-                gis = _watched(node, g, ans, args, ps, *watch)
+            if watch:
+                gis = _watched(node, g, ans, args, ps, hook_list, nan_check)
             elif prim.library:
                 gis = prim.vjp(g, ans, args, node.kwargs, ps)
             else:
