@@ -7,9 +7,10 @@ entry of a primitive call:
   one Node, as NumPy makes nested lists arrays (the converter, ``fnp.array``,
   is registered a layer up by ``funcgrad.numpy``);
 - *arrays that run primitives themselves*: a registered type whose runner is
-  called instead of the primitive's function -- fg.replay's traced arrays
-  (:func:`register_runner`) and fg.vmap's batched values
-  (:func:`register_batched`, asked first: their rules call the others).
+  called instead of the primitive's function -- fg.replay's traced arrays and fg.vmap's
+  batched values (asked first: their rules call the others).  Both are registered
+  with their namespace, in one :func:`funcgrad.backend.register_namespace` call
+  (``run=``, ``batched=``), and read here from its indexes ``RUNNERS`` and ``BATCHED``.
 
 :func:`run_first` is what bind does for them before computing, :func:`mend`
 what it does after a ``TypeError``; :func:`foreign` computes elsewhere than NumPy.
@@ -24,37 +25,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .backend import NUMPY_TYPES
+from .backend import BATCHED, NUMPY_TYPES, RUNNERS, register_runner
 from .node import ACTIVE, Node
 
 # -- arrays that run primitives themselves ---------------------------------------
-# The NumPy fast path never looks here: only arguments of other namespaces do.
-
-RUNNERS: dict[type, Callable] = {}
-# vmap's batched values: a type holding (value, batch axis, level).  Levels and
-# graphs share one order (creation): where a Node's graphs are all older than a
-# batched argument's level, the batched value is unwrapped first and the Node is
-# a constant of its batching rule; otherwise the Node is unwrapped first.
-BATCHED: dict[type, Callable] = {}
-
-
-def register_runner(array_type: type, run: Callable) -> None:
-    """Make ``run(prim, args, kwargs)`` compute a primitive given an ``array_type`` argument.
-
-    >>> class Loud(float): pass
-    >>> register_runner(Loud, lambda prim, args, kwargs: f"{prim.name} ran")
-    >>> import funcgrad.numpy as fnp
-    >>> fnp.sin(Loud(1.0))
-    'sin ran'
-    >>> del RUNNERS[Loud]
-    """
-    RUNNERS[array_type] = run
+# The NumPy fast path never looks here: only arguments of other namespaces do.  Their
+# runners are the backend registry's (register_namespace's ``run=``); RUNNERS and BATCHED
+# are its indexes by exact type.  vmap's batched values (BATCHED) hold (value, batch
+# axis, level).  Levels and graphs share one order (creation): where a Node's graphs
+# are all older than a batched argument's level, the batched value is unwrapped first
+# and the Node is a constant of its batching rule; otherwise the Node is unwrapped first.
 
 
 def register_batched(array_type: type, run: Callable) -> None:
     """Make ``run(prim, args, kwargs)`` compute ``prim`` given an ``array_type`` argument
-    (one with a ``level`` attribute of an ``ordinal``), before any other runner."""
-    BATCHED[array_type] = run
+    (one with a ``level`` attribute of an ``ordinal``), before any other runner: the
+    registered type's runner, batched (``register_namespace(..., run=run, batched=True)``)."""
+    register_runner(array_type, run, batched=True)
 
 
 def batched_first(args: Any, graphs: Any) -> Callable | None:

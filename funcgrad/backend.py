@@ -2,10 +2,11 @@
 
 Every primitive runs in the namespace of its inputs: NumPy for CPU arrays,
 CuPy for GPU arrays, Dask for chunked arrays.  This module is the one place
-that knows array types; a new array library is added by one
-:func:`register_namespace` call.  A library funcgrad should not import
-before its arrays show up registers a provider instead
-(:func:`register_provider`): ``funcgrad/backends/__init__.py`` does so for
+that knows array types: one registry holds, per type, its namespace, its device
+and, for arrays that run primitives themselves (fg.replay's, fg.vmap's), its
+runner; a new array type is added by one :func:`register_namespace` call.  A
+library funcgrad should not import before its arrays show up registers a provider
+instead (:func:`register_provider`): ``funcgrad/backends/__init__.py`` does so for
 Dask, whose namespace (``backends/dask.py``) is then imported the first time a
 Dask array reaches funcgrad, so that ``import funcgrad`` never imports Dask.
 
@@ -30,13 +31,14 @@ from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError, 
 
 
 class Namespace:
-    """A registered array namespace (see :func:`register_namespace`)."""
+    """What a registered array type computes with (see :func:`register_namespace`): its
+    namespace and device, and its runner when its arrays run primitives themselves."""
 
-    __slots__ = ("absorbs_numpy", "as_array", "device", "device_prefix", "from_host", "lazy",
-                 "over", "to_host", "xp")
+    __slots__ = ("absorbs_numpy", "as_array", "batched", "device", "device_prefix", "from_host",
+                 "lazy", "over", "run", "to_host", "weak", "xp")
 
     def __init__(self, xp, device, absorbs_numpy, device_prefix, to_host, from_host, lazy=False,
-                 as_array=None, over=None):
+                 as_array=None, over=None, run=None, batched=False, weak=False):
         self.xp = xp
         self.device = device
         self.absorbs_numpy = absorbs_numpy
@@ -46,10 +48,39 @@ class Namespace:
         self.lazy = lazy
         self.as_array = as_array
         self.over = over  # the namespace this one wraps (vmap's batched values): it wins
+        self.run = run  # run(prim, args, kwargs), called instead of the primitive's function
+        self.batched = batched  # run is a batching rule (fg.vmap's): asked before the others
+        self.weak = weak  # the type stands for a Python number (fg.replay's traced floats)
 
 
-# array type -> Namespace
+# The registry: array type -> Namespace.  Written by register_namespace and
+# unregister_namespace alone, which keep the three indexes below in step with it.
 _REGISTRY: dict[type, Namespace] = {}
+# Indexes of the registry for the paths that read them on every call they concern: one
+# dict or set lookup by exact type each (never written elsewhere; read, never rebound).
+RUNNERS: dict[type, Callable] = {}  # type -> run, for types whose run is not batched
+BATCHED: dict[type, Callable] = {}  # type -> run, for batched types (fg.vmap's values)
+# Registered types that stand for Python numbers (fg.replay's traced floats): neutral
+# beside arrays of another namespace, as a Python number is; their own namespace beside
+# NumPy data or alone.
+WEAK_TYPES: set[type] = set()
+
+
+def _index(array_type: type, entry: Namespace | None) -> None:
+    """Put ``array_type``'s ``entry`` (None: none) into the registry and its indexes."""
+    RUNNERS.pop(array_type, None)
+    BATCHED.pop(array_type, None)
+    WEAK_TYPES.discard(array_type)
+    if entry is None:
+        _REGISTRY.pop(array_type, None)
+    else:
+        _REGISTRY[array_type] = entry
+        if entry.run is not None:
+            (BATCHED if entry.batched else RUNNERS)[array_type] = entry.run
+        if entry.weak:
+            WEAK_TYPES.add(array_type)
+    lookup.cache_clear()
+    _lazy_namespaces.cache_clear()
 
 
 def _cpu(_: Any) -> str:
@@ -116,6 +147,9 @@ def register_namespace(
     lazy: bool = False,
     as_array: Any = None,
     over: Any = None,
+    run: Callable | None = None,
+    batched: bool = False,
+    weak: bool = False,
 ) -> None:
     """Make ``array_type`` dispatch to the array namespace ``xp``.
 
@@ -137,18 +171,54 @@ def register_namespace(
     other arrays (fg.replay's recording arrays) may give ``as_array(x)``, its
     own :func:`as_array`.  A type whose arrays wrap those of the namespace ``over``
     (fg.vmap's batched values) computes beside them in its own namespace.
+
+    A type whose arrays run primitives themselves gives ``run(prim, args, kwargs)``,
+    called instead of a primitive's function when an argument is of exactly
+    ``array_type`` (fg.replay's traced arrays record the call); ``batched=True`` makes it
+    a batching rule, asked before any other runner (fg.vmap's values: their arrays have
+    a ``level`` with an ``ordinal``).  A ``weak`` type stands for a Python number
+    (fg.replay's traced floats): neutral beside arrays of another namespace, its own
+    namespace beside NumPy data or alone.
+
+    >>> class Loud(float): pass
+    >>> register_namespace(Loud, numpy, run=lambda prim, args, kwargs: f"{prim.name} ran")
+    >>> import funcgrad.numpy as fnp
+    >>> lookup(Loud).xp is numpy, fnp.sin(Loud(1.0))
+    (True, 'sin ran')
+    >>> unregister_namespace(Loud)
+    >>> fnp.sin(Loud(0.0))
+    np.float64(0.0)
     """
-    _REGISTRY[array_type] = Namespace(xp, device, absorbs_numpy, device_prefix, to_host,
-                                      from_host, lazy, as_array, over)
-    lookup.cache_clear()
-    _lazy_namespaces.cache_clear()
+    _index(array_type, Namespace(xp, device, absorbs_numpy, device_prefix, to_host, from_host,
+                                 lazy, as_array, over, run, batched, weak))
+
+
+def register_runner(array_type: type, run: Callable, *, batched: bool = False) -> None:
+    """Give the registered ``array_type`` the runner ``run`` (and ``batched``): what
+    :func:`register_namespace`'s ``run=`` and ``batched=`` do, later.
+
+    >>> class Loud(float): pass
+    >>> register_namespace(Loud, numpy)
+    >>> register_runner(Loud, lambda prim, args, kwargs: "ran")
+    >>> lookup(Loud).run(None, (), {})
+    'ran'
+    >>> unregister_namespace(Loud)
+    """
+    entry = _REGISTRY.get(array_type)
+    if entry is None:
+        raise FuncgradTypeError(
+            f"cannot give {array_type.__qualname__} a runner: it has no namespace; register "
+            "both with one register_namespace(array_type, xp, run=...) call"
+        )
+    entry.run, entry.batched = run, batched
+    entry.weak = entry.weak or array_type in WEAK_TYPES  # (one added to the set directly)
+    _index(array_type, entry)
 
 
 def unregister_namespace(array_type: type) -> None:
-    """Undo :func:`register_namespace` (for tests and plug-ins that unload)."""
-    _REGISTRY.pop(array_type, None)
-    lookup.cache_clear()
-    _lazy_namespaces.cache_clear()
+    """Undo :func:`register_namespace` (for tests and plug-ins that unload): the type's
+    namespace and runner both go."""
+    _index(array_type, None)
 
 
 @functools.cache
@@ -229,9 +299,6 @@ NUMPY_ARRAY_TYPES = frozenset(
     {numpy.ndarray} | {t for t in numpy.sctypeDict.values() if issubclass(t, numpy.generic)}
 )
 NUMPY_TYPES = _NEUTRAL | NUMPY_ARRAY_TYPES  # everything that computes in NumPy
-# Registered types that stand for Python numbers (fg.replay's traced floats): neutral
-# beside arrays, as a Python number is; their own namespace when alone.
-WEAK_TYPES: set[type] = set()
 
 
 def namespace(*values: Any) -> ModuleType:

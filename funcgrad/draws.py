@@ -86,11 +86,11 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
     if kind == "new":  # a generator made under the trace: a value of the plan
         k = tape.n
         tape.meta.append(((), type(value).__name__))
-        tape.entries.append(Eqn(fn, targs, tkw, (k,), name))
+        tape.record(Eqn(fn, targs, tkw, (k,), name))
         value._slot = (weakref.ref(tape), Slot.of(k))
         return value
     if value is None:
-        tape.entries.append(Eqn(fn, targs, tkw, (), name, effect=True))
+        tape.record(Eqn(fn, targs, tkw, (), name, effect=True))
         return None
     if is_array_type(type(value)):
         return emit(tape, fn, targs, tkw, value, name, False, True)

@@ -44,7 +44,7 @@ from typing import Any
 from . import drawing
 from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import dot_str, short_text
-from .tracer import Eqn, Guard, Slot, Tape
+from .tracer import Eqn, Guard, Slot, Tape, decode
 
 # Beyond these sizes a display would be unreadable or slow.
 HTML_MAX_ROWS = 500
@@ -413,7 +413,8 @@ class Plan:
         self.signature = signature
         self.out_treedef = out_treedef
         self.n_inputs = tape.n_inputs
-        self._entries = tape.entries
+        self._records: list | None = tape.records  # read as records at the first replay
+        self._entries_read: list | None = None
         self._meta = tape.meta
         # Outputs: a Slot, or a constant (copied at each call when it is an array).
         self._out_template = outputs
@@ -429,6 +430,19 @@ class Plan:
         # What the function read besides its arguments (funcgrad.reads.World), or None:
         # checked before each replay.
         self.world: Any = None
+
+    @property
+    def _entries(self) -> list:
+        """The trace's records (:class:`Eqn` and :class:`Guard`), read from the tape's flat
+        form once, when first needed (a first call spares the work and the memory)."""
+        entries = self._entries_read
+        if entries is None:
+            records = self._records
+            if records is None:  # another thread read them meanwhile
+                return self._entries_read
+            entries = self._entries_read = decode(records)
+            self._records = None
+        return entries
 
     # -- building ---------------------------------------------------------------
     def _schedule(self) -> tuple[list[int], list, dict, int, dict]:

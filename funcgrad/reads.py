@@ -183,17 +183,23 @@ class World:
                 return False
         return True
 
-    def changed(self, strict: bool = False) -> str | None:
+    def changed(self, strict: bool = False, later: World | None = None) -> str | None:
         """The first watched place that no longer holds, described (None if all hold).
 
         ``strict``: arrays, closure cells, globals and attributes only -- what a
         function changing while it runs makes a plan wrong (a list it appends
-        to, a dict it fills, are not counted)."""
+        to, a dict it fills, are not counted).  ``later``: a snapshot taken since
+        with this one as its ``earlier``: the arrays whose byte copy it shares were
+        found unchanged then, and are not compared again."""
+        shared = ({id(row[3]) for row in later.arrays if type(row[3]) is _Copy}
+                  if later is not None else ())
         rows = [(w, World()) for w in ("arrays", "foreign", "cells", "items", "sizes")]
         for kind, probe in rows:
             if strict and kind == "sizes":
                 continue
             for row in getattr(self, kind):
+                if kind == "arrays" and id(row[3]) in shared:
+                    continue
                 if strict and kind == "items" and not row[-1].startswith(
                         ("global", "attribute")):
                     continue

@@ -293,12 +293,13 @@ class Replayed:
             HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
             moved = rng_watch.stop()
-        why = "hooks" if watch else self._unreplayable(tape, before, opened, moved)
+        after = None if watch or tape.tainted else snapshot(roots, before)
+        why = "hooks" if watch else self._unreplayable(tape, before, opened, moved, after)
         if why is not None:  # hooks: documented to run eagerly, quietly
             self._store(key, _EAGER)
         else:
             self._store(key, self._watched(Plan(tape, template, out_def, _describe(inputs)),
-                                           roots, before))
+                                           after))
         return tree.unflatten(out_def, values)
 
     def _traced_arguments(self, tape: Tape, inputs: list, treedef: Any, leaves: Any,
@@ -315,9 +316,11 @@ class Replayed:
         return traced_args, traced_kwargs
 
     def _unreplayable(self, tape: Tape, before: Any, opened: list, moved: str | None,
-                      ) -> str | None:
+                      after: Any = None) -> str | None:
         """Why the trace cannot be a plan (None if it can): with ``fallback``, the reason;
-        without, it raises, naming what the function did."""
+        without, it raises, naming what the function did.  ``after``: the snapshot taken
+        after the trace (from ``before``), which spares comparing again what it found
+        unchanged."""
         if tape.tainted:
             return tape.tainted
         if before.clocks or opened:
@@ -333,7 +336,7 @@ class Replayed:
                          "numbers, whose draws are steps of the plan), or outside the function "
                          "and pass them in")
             return moved
-        changed = before.changed(strict=True)
+        changed = before.changed(strict=True, later=after)
         if changed is not None:
             self._refuse(f"changed {changed}",
                          "while it was traced; a plan cannot redo that, and would read the "
@@ -346,9 +349,8 @@ class Replayed:
             raise ReplayError(f"fg.replay: the function {what} {why}, or pass fallback=True "
                               "to fg.replay to run such calls eagerly")
 
-    def _watched(self, plan: Plan, roots: list, before: Any) -> Plan:
-        """``plan``, watching what the function read besides its arguments."""
-        world = snapshot(roots, before)
+    def _watched(self, plan: Plan, world: Any) -> Plan:
+        """``plan``, watching ``world``: what the function read besides its arguments."""
         plan.world = world if len(world) else None
         n_bytes = sum(row[0].nbytes for row in world.arrays)
         if len(world) > WATCH_WARN_PLACES or n_bytes > WATCH_WARN_BYTES:

@@ -100,22 +100,30 @@ class Guard(NamedTuple):
 _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
-class Slot:
+class Slot(int):
     """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    Made once per number for the process, each with ``outputs``, the ``(k,)`` of
-    the steps that fill it: a trace allocates neither.
+    Made once per number for the process (a trace allocates none): an int
+    subclass with no slots of its own, 32 bytes that the cyclic collector never
+    walks.  It is told from a constant int of a template by its type (always
+    compared with ``type(x) is Slot``); ``k`` is its number as a plain int;
+    ``outputs`` the ``(k,)`` of the steps that fill it.
     """
 
-    __slots__ = ("k", "outputs")
+    __slots__ = ()
     _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
 
-    def __init__(self, k: int):
-        self.k = k
-        self.outputs = (k,)
+    k = property(int)
+
+    @property
+    def outputs(self) -> tuple:
+        return _one(int(self))
 
     def __repr__(self) -> str:
-        return f"%{self.k}"
+        return f"%{int(self)}"
+
+    def __reduce__(self) -> tuple:
+        return (Slot.of, (int(self),))
 
     @classmethod
     def of(cls, k: int) -> Slot:
@@ -128,6 +136,39 @@ class Slot:
 
 
 _SLOTS_LOCK = threading.Lock()
+_ONES: list[tuple] = []  # (k,) for every k met so far: the outputs of a step that makes k
+
+
+def _one(k: int) -> tuple:
+    ones = _ONES
+    if len(ones) <= k:
+        with _SLOTS_LOCK:
+            n = len(ones)
+            ones.extend((i,) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
+    return ones[k]
+
+
+def decode(records: list) -> list[Eqn | Guard]:
+    """The records of a tape's flat ``records`` (see :class:`Tape`): a plain step is
+    ``n, fn, arg_1 ... arg_n, kwargs, out, name`` in a row, ``out`` its one Slot or its
+    outputs tuple; any other record is itself, one cell."""
+    out: list = []
+    append = out.append
+    i, end = 0, len(records)
+    while i < end:
+        o = records[i]
+        t = type(o)
+        if t is Eqn or t is Guard:
+            append(o)
+            i += 1
+            continue
+        j = i + 2 + o
+        made = records[j + 1]
+        outputs = _one(made.k) if type(made) is Slot else made
+        append(_new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], outputs,
+                          records[j + 2], False, False)))
+        i = j + 3
+    return out
 
 
 _MARKS = Slot._made
@@ -155,17 +196,32 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "entries", "fallback", "inputs", "last", "meta", "open",
+    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "records",
                  "tainted")
 
     def __init__(self, fallback: bool = False):
-        self.entries: list[Eqn | Guard] = []
+        # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
+        # fields and arguments in a row, any other record (a Guard, an Eqn with effect or
+        # unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
+        # bytes less per step, and makes fewer objects for the cyclic collector to walk.
+        # ``entries`` reads them as records.
+        self.records: list = []
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
         self.open = True
         self.fallback = fallback
         self.tainted: str | None = None
+
+    @property
+    def entries(self) -> tuple[Eqn | Guard, ...]:
+        """The steps recorded so far, in order, as :class:`Eqn` and :class:`Guard` records
+        (read anew at each call, a tuple: steps are recorded with :meth:`record`)."""
+        return tuple(decode(self.records))
+
+    def record(self, entry: Eqn | Guard) -> None:
+        """Append one record (an Eqn or a Guard) to the steps."""
+        self.records.append(entry)
 
     # -- slots ------------------------------------------------------------------
     @property
@@ -238,19 +294,19 @@ class Tape:
             return self._results(fn, targs, tkw, value, name, check_shape, effect)
         if value is None:
             if effect or _holds_slot(targs) or _holds_slot(tkw):
-                self.entries.append(_new(Eqn, (fn, targs, tkw, (), name, True, False)))
+                self.records.append(_new(Eqn, (fn, targs, tkw, (), name, True, False)))
             return None
         if not (_holds_slot(targs) or _holds_slot(tkw)):
             return value  # made from constants alone
         if t is float:  # a Python float made from traced data: traced itself, like the input
-            self.entries.append(Eqn(fn, targs, tkw, (len(self.meta),), name))
+            self.records += (len(targs), fn, *targs, tkw, (len(self.meta),), name)
             return _number(self, value)
         if t in _PY_SCALARS:
             # A Python number computed from traced data: recomputed and compared.
             slot = len(self.meta)
             self.meta.append(((), t.__name__))
-            self.entries.append(Eqn(fn, targs, tkw, (slot,), name))
-            self.entries.append(Guard(_SAME, slot, value, name, caller()))
+            self.records += (len(targs), fn, *targs, tkw, (slot,), name)
+            self.records.append(Guard(_SAME, slot, value, name, caller()))
             return value
         if isinstance(value, (numpy.dtype, type)):
             return value  # metadata
@@ -280,11 +336,11 @@ class Tape:
                 items.append(v)
                 outs.append(None)
         if any(o is not None for o in outs) or effect:
-            self.entries.append(Eqn(fn, targs, tkw, tuple(outs), name, effect, unpack=True))
+            self.records.append(Eqn(fn, targs, tkw, tuple(outs), name, effect, unpack=True))
             if check_shape:
                 for o, v in zip(outs, value, strict=True):
                     if o is not None:
-                        self.entries.append(Guard(_SHAPE, o, v.shape, name, caller()))
+                        self.records.append(Guard(_SHAPE, o, v.shape, name, caller()))
         if isinstance(value, list):
             return items
         if type(value) is tuple:
@@ -297,7 +353,7 @@ class Tape:
         """Record that ``check(traced) == value`` held; return ``value``."""
         if not self.open:
             raise ReplayError(_closed_message())
-        self.entries.append(Guard(check, traced.slot, value, name, caller()))
+        self.records.append(Guard(check, traced.slot, value, name, caller()))
         return value
 
     def escape(self, what: str) -> None:
@@ -325,14 +381,23 @@ class Tape:
                 raise ReplayError(
                     f"fg.replay: {name} updates in place an array that is not traced (a "
                     f"constant of the plan) at {caller()}; update arrays the function makes")
-            if t.slot < len(self.inputs) or any(
-                type(i) is numpy.ndarray and type(t.v) is numpy.ndarray
-                and numpy.may_share_memory(t.v, i) for i in self.inputs
-            ):
+            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self.inputs):
                 raise ReplayError(
                     f"fg.replay: {name} updates an argument of the function in place at "
                     f"{caller()}; a replay cannot undo that if it has to trace again: "
                     "update a copy")
+
+
+def _may_share_an_input(v: Any, inputs: list) -> bool:
+    """Whether the raw array ``v`` may share memory with a NumPy input.  Two arrays
+    that each own their data (``base`` None) and are not one share none: the common
+    case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
+    if type(v) is not numpy.ndarray:
+        return False
+    if v.base is None and all(type(i) is not numpy.ndarray or (i.base is None and i is not v)
+                              for i in inputs):
+        return False
+    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in inputs)
 
 
 def _closed_message() -> str:
@@ -725,7 +790,7 @@ def _setitem(self, index, value):
     tape._check_target(self, "[]=")
     raws, targs = split_args((self, index, value), tape)
     operator.setitem(*raws)
-    tape.entries.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
+    tape.records.append(Eqn(operator.setitem, targs, None, (), "[]=", effect=True))
 
 
 _OPERATORS = {
@@ -903,9 +968,15 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    tape.entries.append(_new(Eqn, (fn, targs, tkw, mark.outputs, name, effect, False)))
+    if effect:
+        tape.records.append(_new(Eqn, (fn, targs, tkw, _one(k), name, True, False)))
+    else:
+        records = tape.records
+        records += (len(targs), fn)
+        records += targs
+        records += (tkw, mark, name)
     if check:  # a shape read from data: a guard
-        tape.entries.append(Guard(_SHAPE, mark.k, shape, name, caller()))
+        tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
 
 

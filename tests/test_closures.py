@@ -386,3 +386,28 @@ def test_a_trace_copies_a_large_closed_over_array_once_and_still_sees_it_change(
     big[8] = 1e6  # after the trace: the plan must not replay the old bytes
     assert r(x) == np.sum(big)
     assert r.stats.traces == 2
+
+
+def test_a_large_closed_over_array_changed_while_traced_is_refused_and_checked_once():
+    from funcgrad import reads
+
+    big = np.ones(40_000)  # watched by a byte copy, compared with memcmp
+
+    def bump(x):
+        big[3] += 1.0  # eagerly: a new value at each call
+        return fnp.sum(x * big)
+
+    with pytest.raises(fg.ReplayError, match="changed 'big'"):
+        fg.replay(bump)(np.ones(40_000))
+
+    def read(x):
+        return fnp.sum(x * big)
+
+    before = reads.snapshot([read])
+    after = reads.snapshot([read], before)
+    assert before.changed(strict=True, later=after) is None
+    big[5] = 7.0  # changed since: found however the rows are shared
+    assert before.changed(strict=True) == "'big' (closed over by " + read.__qualname__ + ")"
+    r = fg.replay(read)
+    assert r(np.ones(40_000)) == np.sum(big) and r(np.ones(40_000)) == np.sum(big)
+    assert r.stats.hits == 1

@@ -491,3 +491,23 @@ def test_a_plan_keeps_only_what_backward_reads():
     tracemalloc.stop()
     arrays = peak / x.nbytes
     assert 100 <= arrays <= 104, arrays  # the 100 residuals, and a few temporaries
+
+
+def test_an_in_place_update_of_memory_an_input_views_is_refused():
+    big = np.arange(6.0)
+
+    def through_base(x):
+        b = x.base  # the array the argument views: its memory is the argument's
+        b += 1.0
+        return fnp.sum(x)
+
+    with pytest.raises(ReplayError, match="in place"):
+        fg.replay(through_base)(big[:3])
+
+    def fresh(x):
+        y = x * 2.0  # owns its data: updating it is fine
+        y += 1.0
+        return fnp.sum(y)
+
+    r = fg.replay(fresh)
+    assert r(big[:3]) == fresh(big[:3]) and r(big[3:]) == fresh(big[3:])
