@@ -121,7 +121,8 @@ def is_data(leaf: Any) -> bool:
 def scalar_seed(v: Any, name: str, holomorphic: bool = False) -> Any:
     """Ones like the raw scalar output ``v`` of ``name`` (of size 1, real unless
     ``holomorphic``); else ``ValueError`` naming the shape, or ``check_complex``'s error."""
-    if type(v) is numpy.ndarray and v.size == 1 and v.dtype.kind == "f" and not holomorphic:
+    if (type(v) is numpy.ndarray or type(v) is numpy.float64) and v.size == 1 and (
+            v.dtype.kind == "f" and not holomorphic):  # (float64: a ufunc's 0-d result)
         return numpy.ones(v.shape, v.dtype)  # the usual case, checked at once
     check_complex(name, [v], holomorphic, "outputs")
     if isinstance(v, complex):  # a constant function (complex: holomorphic=True)

@@ -232,30 +232,42 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
     # that nothing else references: further contributions are added in place.
     mine: set[int] = set()
     nan_check = debugging_nans()
-    watch = (hook_list, nan_check) if hook_list or nan_check else None
+    watch = any((hook_list, nan_check))
+    pop = grads.pop
     with recording(bp, on=keep_graph):
         live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node in reversed(order):
             serial = node.serial
-            g = grads.pop(serial, None)
+            g = pop(serial, None)
             if g is None:
                 continue
             if mine:
                 mine.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
                 found[serial] = g
-            ps = parents_on(node.args, bp)
+            args = node.args
+            n = len(args)
+            if n == 1:  # parents_on, inline for one and two arguments: the common cases
+                a = args[0]
+                ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+            elif n == 2:
+                a, b = args
+                ps = [(0, a)] if type(a) is Node and bp in a.graphs else []
+                if type(b) is Node and bp in b.graphs:
+                    ps.append((1, b))
+            else:
+                ps = parents_on(args, bp)
             if kept is not None:
                 ps = [(i, p) for i, p in ps if p.serial in kept]
             if not ps:
                 continue
             prim = node.primitive
-            if not node.graphs.isdisjoint(live):
-                ans, args = node, node.args
-            else:  # nothing to record: the rules may run on raw arrays, fast
-                ans, args = node.value, raw_args(node.args)
-            if watch is not None:
-                gis = _watched(node, g, ans, args, ps, *watch)
+            if live.isdisjoint(node.graphs):  # nothing to record: the rules may run on
+                ans, args = node.value, raw_args(args)  # raw arrays, fast
+            else:
+                ans = node
+            if watch:
+                gis = _watched(node, g, ans, args, ps, hook_list, nan_check)
             elif prim.library:
                 gis = prim.vjp(g, ans, args, node.kwargs, ps)
             else:
@@ -273,11 +285,11 @@ def _accumulate(grads: dict, mine: set, prim: Any, ps: list, gis: list) -> None:
         pv = p.value
         gv = gi.value if type(gi) is Node else gi
         try:  # the common case, inline; check_grad explains any mismatch
-            tg = type(gv)
+            tg, tp, gd, pd = type(gv), type(pv), gv.dtype, pv.dtype
             fits = (
                 gv.shape == pv.shape
-                and gv.dtype == pv.dtype
-                and (tg is type(pv) or (tg in NUMPY_TYPES and type(pv) in NUMPY_TYPES))
+                and (gd is pd or gd == pd)
+                and (tg is tp or (tg in NUMPY_TYPES and tp in NUMPY_TYPES))
             )
         except AttributeError:  # not an array at all
             fits = False

@@ -84,17 +84,19 @@ class _NodeSlots:
 class _NodeUnderConstruction(_NodeSlots):
     # Filled by plain slot assignment, then turned into a (frozen) Node by
     # swapping its class: three times cheaper than a frozen class's __init__,
-    # and a node is built for every primitive applied to a Node.
+    # and a node is built for every primitive applied to a Node.  Calling the
+    # class returns the Node (type() calls __init__ before looking at the class).
     __slots__ = ()
 
-    def __init__(self, value, graphs, primitive, args, kwargs, rank, serial):
+    def __init__(self, value, graphs, primitive, args, kwargs, rank):
         self.value = value
         self.graphs = graphs
         self.primitive = primitive
         self.args = args
         self.kwargs = kwargs
         self.rank = rank
-        self.serial = serial
+        self.serial = next(_serials)
+        _set_class(self, "__class__", Node)
 
 
 class Node(_NodeSlots):
@@ -206,9 +208,10 @@ _set_class = object.__setattr__
 
 def make_node(value, graphs, primitive, args, kwargs, rank) -> Node:
     """A new Node with the next serial number (creation order breaks rank ties)."""
-    node = _NodeUnderConstruction(value, graphs, primitive, args, kwargs, rank, next(_serials))
-    _set_class(node, "__class__", Node)
-    return node
+    return _NodeUnderConstruction(value, graphs, primitive, args, kwargs, rank)
+
+
+new_node = _NodeUnderConstruction  # make_node less a call: the primitives' hot paths
 
 
 def serial_mark() -> int:

@@ -27,14 +27,17 @@ fast paths for NumPy data and Nodes of it, and give everything else to
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 from .arrays import SEQUENCES, UNRUN, foreign, mend, run_first
 from .backend import NUMPY_TYPES
 from .errors import FuncgradTypeError, MissingRuleError
-from .node import ACTIVE, Node, make_node, raw_args
+from .node import ACTIVE, Node, new_node, raw_args
 from .pickling import by_reference, importable_name
 
 _by_reference = by_reference  # the name pickles made before funcgrad.pickling existed call
@@ -42,6 +45,12 @@ from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
+# Ufuncs whose Python operator computes the same on two float64 scalars, through NumPy's
+# scalar math (errstate included): several times cheaper than the ufunc's call there, and
+# a higher derivative of a scalar function makes nothing but such calls.
+_SCALAR_MATH = ((numpy.add, operator.add), (numpy.subtract, operator.sub),
+                (numpy.multiply, operator.mul))
+_F64 = numpy.float64
 
 
 class Primitive:
@@ -61,7 +70,7 @@ class Primitive:
     """
 
     __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
-                 "library", "name", "numpy_impl", "vjp_joint", "vjps")
+                 "library", "name", "numpy_impl", "scalar_impl", "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
         # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
@@ -85,6 +94,9 @@ class Primitive:
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
+        if name == "numpy_impl":  # numpy_impl, or its operator for two float64 scalars
+            ops = [op for ufunc, op in _SCALAR_MATH if value is ufunc]
+            object.__setattr__(self, "scalar_impl", ops[0] if ops else value)
         if name in _RULE_FIELDS:  # keep the positions with a rule at hand for bind
             object.__setattr__(self, "differentiable", self._positions_with_rules())
 
@@ -122,6 +134,11 @@ class Primitive:
         if self.vjp_joint is not None:
             return self.vjp_joint(g, ans, args, kwargs or {}, [i for i, _ in parents])
         vjps = self.vjps
+        if len(parents) == 1:  # one parent (a unary primitive's, mostly): no loop
+            i = parents[0][0]
+            rule = vjps[i] if i < len(vjps) else None
+            if rule is not None:
+                return [rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args)]
         out = []
         for i, _ in parents:
             rule = vjps[i] if i < len(vjps) else None
@@ -165,7 +182,7 @@ class UnaryPrimitive(Primitive):
                     value = self.numpy_impl(v, **kwargs) if kwargs else self.numpy_impl(v)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x,), kwargs)
-            return make_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
+            return new_node(value, graphs, self, (x,), kwargs or None, x.rank + 1)
         return bind(self, (x,), kwargs)
 
 
@@ -179,7 +196,9 @@ class BinaryPrimitive(Primitive):
         if tx in NUMPY_TYPES:
             if ty in NUMPY_TYPES:
                 try:
-                    return self.numpy_impl(x, y, **kwargs) if kwargs else self.numpy_impl(x, y)
+                    if kwargs:
+                        return self.numpy_impl(x, y, **kwargs)
+                    return (self.scalar_impl if tx is ty is _F64 else self.numpy_impl)(x, y)
                 except Exception as exc:  # noqa: BLE001
                     return failed(self, exc, (x, y), kwargs)
             if ty is not Node or 1 not in self.differentiable:
@@ -193,16 +212,26 @@ class BinaryPrimitive(Primitive):
             node, xv, yv = x, x.value, y
         else:
             return bind(self, (x, y), kwargs)
+        return self._one_node(node, x, y, xv, yv, kwargs)
+
+    def _one_node(self, node: Node, x: Any, y: Any, xv: Any, yv: Any, kwargs: dict) -> Any:
+        """One Node (``node``, which is ``x`` or ``y``), one NumPy constant: values ``xv``,
+        ``yv``."""
         graphs = node.graphs
-        if graphs <= ACTIVE.get():
+        active = ACTIVE.get()
+        if not graphs <= active:  # a graph is finished or folded (higher orders): the
+            graphs = graphs & active  # Node is on the others only (none: bind's constant)
+        if graphs:
             v = node.value
             try:
                 if type(v) in NUMPY_TYPES:
-                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
-                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
-                if tx not in SEQUENCES and ty not in SEQUENCES:  # else bind: other namespaces
-                    value = foreign(self, (xv, yv), kwargs)      # may not refuse Nodes in lists
-                    return make_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                    impl = self.scalar_impl if type(xv) is type(yv) is _F64 else self.numpy_impl
+                    value = self.numpy_impl(xv, yv, **kwargs) if kwargs else impl(xv, yv)
+                    return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
+                # Else bind: other namespaces may not refuse Nodes in lists.
+                if type(x) not in SEQUENCES and type(y) not in SEQUENCES:
+                    value = foreign(self, (xv, yv), kwargs)
+                    return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
         return bind(self, (x, y), kwargs)
@@ -214,12 +243,13 @@ class BinaryPrimitive(Primitive):
         xv, yv, differentiable = x.value, y.value, self.differentiable
         if (type(xv) in NUMPY_TYPES and type(yv) in NUMPY_TYPES and 0 in differentiable
                 and 1 in differentiable and graphs <= ACTIVE.get()):
+            impl = self.scalar_impl if type(xv) is type(yv) is _F64 else self.numpy_impl
             try:
-                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else self.numpy_impl(xv, yv)
+                value = self.numpy_impl(xv, yv, **kwargs) if kwargs else impl(xv, yv)
             except Exception as exc:  # noqa: BLE001
                 return failed(self, exc, (x, y), kwargs)
             rank = x.rank if x.rank > y.rank else y.rank  # noqa: FURB136  (max() costs a call)
-            return make_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
+            return new_node(value, graphs, self, (x, y), kwargs or None, rank + 1)
         return bind(self, (x, y), kwargs)
 
 
@@ -266,7 +296,7 @@ def bind(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         return value
     active = ACTIVE.get()
     if graphs <= active and not ruleless:
-        return make_node(value, graphs, prim, args, kwargs or None, rank)
+        return new_node(value, graphs, prim, args, kwargs or None, rank)
     return _record_partly(prim, value, graphs, active, args, raw, kwargs, rank, ruleless)
 
 
@@ -285,7 +315,7 @@ def _record_partly(prim: Primitive, value: Any, graphs: frozenset, active: froze
             raise MissingRuleError(
                 f"primitive {prim.name!r} has no derivative rule for argument {i} "
                 f"(a Node on graph {a.backprop_id.name!r}); give one with fg.defvjp")
-    return make_node(value, graphs, prim, args, kwargs or None, rank)
+    return new_node(value, graphs, prim, args, kwargs or None, rank)
 
 
 def failed(prim: Primitive, exc: Exception, args: tuple, kwargs: dict, graphs: Any = None) -> Any:
