@@ -154,18 +154,20 @@ def decode(records: list) -> list[Eqn | Guard]:
     out: list = []
     append = out.append
     i, end = 0, len(records)
+    new, ones = _new, _ONES
     while i < end:
         o = records[i]
-        t = type(o)
-        if t is Eqn or t is Guard:
+        if type(o) is not int:  # a record in one cell (a Slot is never a step's first cell)
             append(o)
             i += 1
             continue
         j = i + 2 + o
         made = records[j + 1]
-        outputs = _one(made.k) if type(made) is Slot else made
-        append(_new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], outputs,
-                          records[j + 2], False, False)))
+        if type(made) is Slot:
+            k = int(made)
+            made = ones[k] if k < len(ones) else _one(k)
+        append(new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], made,
+                         records[j + 2], False, False)))
         i = j + 3
     return out
 
