@@ -211,7 +211,6 @@ def register_runner(array_type: type, run: Callable, *, batched: bool = False) -
             "both with one register_namespace(array_type, xp, run=...) call"
         )
     entry.run, entry.batched = run, batched
-    entry.weak = entry.weak or array_type in WEAK_TYPES  # (one added to the set directly)
     _index(array_type, entry)
 
 

@@ -103,3 +103,30 @@ def test_every_door_translates_a_library_primitives_error_and_passes_a_users(kin
         prim(x, *rest)
     with pytest.raises(FuncgradIndexError, match=rf"pick_{kind}: "):
         bind(prim, (x, *rest), {})
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply"])
+def test_float64_scalars_take_scalar_math_with_the_ufuncs_numbers_and_errstate(name):
+    # Two float64 scalars go through NumPy's scalar math (the Python operator), not the
+    # ufunc: the same bits, the same dtype, and np.errstate still decides over overflow.
+    prim, ufunc = getattr(fnp, name), getattr(np, name)
+    a, b = np.float64(0.1), np.float64(-2.7)
+    for x, y in [(a, b), (require_grad(a), b), (a, require_grad(b)),
+                 (require_grad(a), require_grad(b))]:
+        out = prim(x, y)
+        value = out.value if type(out) is Node else out
+        assert type(value) is np.float64 and value.tobytes() == ufunc(a, b).tobytes()
+    big = np.float64(1e308)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        prim(big, -big if name == "subtract" else big)
+    with np.errstate(over="ignore"):
+        assert np.isinf(prim(big, -big if name == "subtract" else big))
+    # Derivatives through the path: x*x*x, (x+x)+(x+x), x-((x-x)-x) at 0.4.
+    if name == "multiply":
+        f, d1, d2 = (lambda x: prim(prim(x, x), x)), 3 * 0.4**2, 6 * 0.4
+    elif name == "add":
+        f, d1, d2 = (lambda x: prim(prim(x, x), prim(x, x))), 4.0, 0.0
+    else:
+        f, d1, d2 = (lambda x: prim(x, prim(prim(x, x), x))), 2.0, 0.0
+    x0 = np.float64(0.4)
+    assert np.isclose(fg.grad(f)(x0), d1) and np.isclose(fg.grad(fg.grad(f))(x0), d2)
