@@ -53,8 +53,10 @@ def _record_minimize(log: list):
     def minimize(fun, x0, *args, **kwargs):
         start = fun(x0)  # jac=True in these examples: (value, gradient)
         res = real(fun, x0, *args, **kwargs)
+        end = fun(res.x)
         log.append({"x0": _flat(x0), "f0": _flat(start[0]), "g0": _flat(start[1]),
-                    "x": _flat(res.x), "fun": _flat(res.fun), "nit": int(res.nit)})
+                    "x": _flat(res.x), "fun": _flat(res.fun), "nit": int(res.nit),
+                    "g": _flat(end[1])})
         return res
 
     scipy.optimize.minimize = minimize

@@ -75,7 +75,13 @@ def test_the_runs_use_the_backends_they_name(runs):
     assert runs["autograd"]["autograd_from"].startswith("autograd.")
 
 
-def _same_minimize_calls(ref, ours, x_atol):
+def _same_minimize_calls(ref, ours, x_atol, flat=()):
+    """Every call starts from the same point with the same value and gradient, and ends at
+    a stationary point (L-BFGS-B's and CG's own tolerance on the gradient, 1e-5) of the same
+    value; where the end point is well determined it is the same point, reached in the same
+    number of iterations.  The calls named in ``flat`` end in a valley whose floor is level
+    to 1e-10: there a one-ulp difference in the start gradient (a sum taken in another
+    order) moves the end along the floor, so they get ``x`` to 1e-3 and two iterations."""
     assert len(ours["minimize"]) == len(ref["minimize"]) > 0
     for k, (a, b) in enumerate(zip(ref["minimize"], ours["minimize"], strict=True)):
         numpy.testing.assert_allclose(b["x0"], a["x0"], rtol=0, atol=1e-12, err_msg=f"call {k}")
@@ -83,10 +89,16 @@ def _same_minimize_calls(ref, ours, x_atol):
                                       err_msg=f"call {k}: objective at the start")
         numpy.testing.assert_allclose(b["g0"], a["g0"], rtol=1e-8, atol=1e-12,
                                       err_msg=f"call {k}: gradient at the start")
-        assert b["nit"] == a["nit"], f"call {k}: {b['nit']} iterations, autograd {a['nit']}"
-        numpy.testing.assert_allclose(b["x"], a["x"], rtol=0, atol=x_atol, err_msg=f"call {k}")
         numpy.testing.assert_allclose(b["fun"], a["fun"], rtol=1e-9, atol=1e-12,
                                       err_msg=f"call {k}: objective at the optimum")
+        for name, run in (("autograd", a), ("funcgrad", b)):
+            assert numpy.max(numpy.abs(run["g"])) < 1e-5, f"call {k}: {name} ended off a minimum"
+        if k in flat:
+            assert abs(b["nit"] - a["nit"]) <= 2, f"call {k}: {b['nit']} iterations, autograd {a['nit']}"
+            numpy.testing.assert_allclose(b["x"], a["x"], rtol=0, atol=1e-3, err_msg=f"call {k}")
+        else:
+            assert b["nit"] == a["nit"], f"call {k}: {b['nit']} iterations, autograd {a['nit']}"
+            numpy.testing.assert_allclose(b["x"], a["x"], rtol=0, atol=x_atol, err_msg=f"call {k}")
 
 
 def test_gaussian_process(runs):
@@ -99,7 +111,9 @@ def test_bayesian_optimization(runs):
     ref, ours = _pair(runs, "bayesian_optimization")
     # 3 rounds of 15 L-BFGS-B searches of the acquisition, and one GP fit (round 3)
     assert len(ref["minimize"]) == 46
-    _same_minimize_calls(ref, ours, x_atol=1e-5)
+    # call 30, the GP fit, drives two log-scales to -16, where the likelihood is level
+    assert ref["minimize"][30]["nit"] > 20 and ref["minimize"][30]["x"][1] < -10
+    _same_minimize_calls(ref, ours, x_atol=1e-5, flat=(30,))
     (x_ref, y_ref), (x_ours, y_ours) = ref["best"], ours["best"]
     numpy.testing.assert_allclose(x_ours, x_ref, atol=1e-8)
     numpy.testing.assert_allclose(y_ours, y_ref, rtol=1e-10)
