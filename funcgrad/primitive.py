@@ -45,6 +45,7 @@ from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
+_PLAIN_FIELDS = frozenset({"library", "vjp_joint"})
 # Ufuncs whose Python operator computes the same on two float64 scalars, through NumPy's
 # scalar math (errstate included): several times cheaper than the ufunc's call there, and
 # a higher derivative of a scalar function makes nothing but such calls.
@@ -88,8 +89,8 @@ class Primitive:
     """
 
     __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
-                 "library", "name", "numpy_impl", "scalar_impl", "times_unit", "vjp_joint",
-                 "vjps")
+                 "library", "name", "numpy_impl", "plain", "scalar_impl", "times_unit",
+                 "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
         # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
@@ -120,6 +121,9 @@ class Primitive:
             object.__setattr__(self, "scalar_impl", ops[0] if ops else value)
         if name in _RULE_FIELDS:  # keep the positions with a rule at hand for bind
             object.__setattr__(self, "differentiable", self._positions_with_rules())
+        if name in _PLAIN_FIELDS:  # the fold calls plain rules itself: library, one per arg
+            object.__setattr__(self, "plain", getattr(self, "library", False) and getattr(
+                self, "vjp_joint", None) is None)
 
     def _positions_with_rules(self):
         if getattr(self, "vjp_joint", None) is not None or getattr(self, "jvp_joint", None):
