@@ -42,6 +42,8 @@ CASES = {
     "reductions with keywords": (
         fg.grad(lambda m: fnp.sum(fnp.mean(m, axis=0, keepdims=True) * fnp.max(m, axis=1)[0])),
         M),
+    "two parents with keywords": (
+        lambda x: _nest(lambda x: fnp.sum(_scaled(x, fnp.sin(x), scale=3.0)), 2)(x), 0.4),
     "where, three arguments": (fg.grad(lambda x: fnp.sum(fnp.where(x > 0, x * x, -x))), V),
     "float32 against float64 scalars": (
         fg.grad(lambda x: x * np.float64(2.5) + fnp.sin(x)), np.float32(0.7)),
@@ -53,6 +55,11 @@ CASES = {
     "hessian": (fg.hessian(lambda x: fnp.sum(fnp.exp(x) * x[0] * x)), V),
     "fan-in": (fg.grad(lambda x: fnp.sum(sum((x * float(i) for i in range(20)), x))), V),
 }
+
+
+_scaled = library_primitive(lambda x, y, scale: scale * x * y)
+fg.defvjp(_scaled, lambda g, ans, x, y, scale: g * scale * y,
+          lambda g, ans, x, y, scale: g * scale * x)
 
 
 @fg.custom_vjp
@@ -76,13 +83,23 @@ def test_the_fast_step_gives_the_general_steps_bits(name, monkeypatch):
     assert fast == _bits(fun(x))
 
 
-def test_a_missing_rule_is_named_the_same_on_both_paths(monkeypatch):
-    only_jvp = library_primitive(lambda x: x * 2.0)  # a library primitive, forward rule only
-    fg.defjvp(only_jvp, lambda t, ans, x: t * 2.0)
+def _forward_rule_only(arity):
+    """A library primitive of ``arity`` arguments whose last has no VJP rule (a JVP rule
+    only: bind records it, the fold finds no rule)."""
+    prim = library_primitive(lambda *xs: 2.0 * xs[0] * xs[-1])
+    fg.defvjp(prim, *(lambda g, ans, *xs: 2.0 * g * xs[-1],) * (arity - 1))
+    fg.defjvp(prim, *(lambda t, ans, *xs: 2.0 * t,) * arity)
+    return prim
+
+
+@pytest.mark.parametrize("arity", [1, 2])
+def test_a_missing_rule_is_named_the_same_on_both_paths(arity, monkeypatch):
+    prim = _forward_rule_only(arity)
     messages = []
     for step in (backprop._step, _general):
         monkeypatch.setattr(backprop, "_step", step)
         with pytest.raises(MissingRuleError) as err:
-            fg.grad(lambda x: fnp.sin(only_jvp(x)))(0.5)
+            fg.grad(lambda x: fnp.sin(prim(*(x,) * arity)))(0.5)
         messages.append(str(err.value))
-    assert messages[0] == messages[1] and "no VJP rule for argument 0" in messages[0]
+    assert messages[0] == messages[1]
+    assert f"no VJP rule for argument {arity - 1}" in messages[0]
