@@ -19,6 +19,7 @@ import numpy
 from .backend import WEAK_TYPES, namespace
 from .errors import FuncgradTypeError, FuncgradValueError
 from .node import Node, float_array, value_of
+from .primitive import UNIT_SEEDS
 
 
 def argnum_tuple(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
@@ -123,7 +124,8 @@ def scalar_seed(v: Any, name: str, holomorphic: bool = False) -> Any:
     ``holomorphic``); else ``ValueError`` naming the shape, or ``check_complex``'s error."""
     if (type(v) is numpy.ndarray or type(v) is numpy.float64) and v.size == 1 and (
             v.dtype.kind == "f" and not holomorphic):  # (float64: a ufunc's 0-d result)
-        return numpy.ones(v.shape, v.dtype)  # the usual case, checked at once
+        unit = UNIT_SEEDS.get(v.dtype) if v.shape == () else None
+        return numpy.ones(v.shape, v.dtype) if unit is None else unit
     check_complex(name, [v], holomorphic, "outputs")
     if isinstance(v, complex):  # a constant function (complex: holomorphic=True)
         v = numpy.asarray(v)

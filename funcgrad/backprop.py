@@ -20,6 +20,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
 import pyrsistent
 
 from .backend import NUMPY_TYPES
@@ -88,6 +89,9 @@ def walk(outputs: list, bp: BackpropId | None = None, before: int = 0) -> tuple[
 
 _SERIAL = operator.attrgetter("serial")
 _RANK = operator.attrgetter("rank")
+# NumPy's floating scalar types (what ufuncs make of 0-d results): two of one such type
+# have one dtype and shape (), which _add need not read.
+_SCALARS = frozenset(t for t in NUMPY_TYPES if isinstance(t, type) and issubclass(t, numpy.inexact))
 
 
 def parents_on(args: tuple, bp: BackpropId) -> list:
@@ -238,13 +242,12 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
         live = ACTIVE.get()  # the graphs the rules' arithmetic is recorded on
         for node in reversed(order):
             serial = node.serial
-            g = pop(serial, None)
-            if g is None:
+            if serial not in grads:
                 continue
             if mine:
                 mine.discard(serial)  # from now on it may be shared (rules may return it)
             if serial in targets:
-                found[serial] = g
+                found[serial] = grads[serial]
             args = node.args
             n = len(args)
             if n == 1:  # parents_on, inline for one and two arguments: the common cases
@@ -260,32 +263,80 @@ def fold(order, grads, targets, bp, keep_graph, hook_list, kept=None) -> dict:
             if kept is not None:
                 ps = [(i, p) for i, p in ps if p.serial in kept]
             if not ps:
+                del grads[serial]
                 continue
             prim = node.primitive
             if live.isdisjoint(node.graphs):  # nothing to record: the rules may run on
                 ans, args = node.value, raw_args(args)  # raw arrays, fast
             else:
                 ans = node
-            if watch:
-                gis = _watched(node, g, ans, args, ps, hook_list, nan_check)
-            elif prim.library:
-                gis = prim.vjp(g, ans, args, node.kwargs, ps)
+            # The gradient leaves ``grads`` as it is handed on: only the rules hold it, and
+            # it is released before the sums (a smaller peak).
+            if prim.plain and not watch:  # a library primitive, a rule per argument: most
+                _step(grads, mine, prim, ps, pop(serial), ans, args, node.kwargs)
             else:
-                with user_code():
-                    gis = prim.vjp(g, ans, args, node.kwargs, ps)
-            del g  # released before the sums below: a smaller peak
-            _accumulate(grads, mine, prim, ps, gis)
-            del gis
+                _general(grads, mine, node, ps, pop(serial), ans, args, hook_list, nan_check)
     return found
 
 
-def _accumulate(grads: dict, mine: set, prim: Any, ps: list, gis: list) -> None:
-    """Add each gradient of one step to its parent's total in ``grads``."""
+def _general(grads: dict, mine: set, node: Node, ps: list, g: Any, ans: Any, args: tuple,
+             hook_list: Any, nan_check: bool) -> None:
+    """One step of the fold with hooks or NaN checks around it, a joint rule or a user's
+    rules (user code: the cycle collector runs as the user left it)."""
+    prim = node.primitive
+    if hook_list or nan_check:
+        gis = _watched(node, g, ans, args, ps, hook_list, nan_check)
+    elif prim.library:
+        gis = prim.vjp(g, ans, args, node.kwargs, ps)
+    else:
+        with user_code():
+            gis = prim.vjp(g, ans, args, node.kwargs, ps)
+    del g  # released before the sums: a smaller peak
     for (i, p), gi in zip(ps, gis, strict=True):
-        pv = p.value
-        gv = gi.value if type(gi) is Node else gi
+        _add(grads, mine, prim, i, p, gi)
+
+
+def _step(grads: dict, mine: set, prim: Any, ps: list, g: Any, ans: Any, args: tuple,
+          kwargs: dict | None) -> None:
+    """One node's rules (a library primitive's, one per argument), each gradient added to
+    its parent's total: ``prim.vjp`` inline for one and two parents (all steps but a few),
+    with no list and no zip."""
+    rules = prim.vjps
+    if len(ps) == 1:
+        i, p = ps[0]
+        rule = rules[i] if i < len(rules) else None
+        if rule is not None:
+            gi = rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args)
+            del g  # released before the sum: a smaller peak
+            _add(grads, mine, prim, i, p, gi)
+            return
+    elif len(ps) == 2:
+        (i, p), (j, q) = ps
+        n = len(rules)
+        rule, rule_j = rules[i] if i < n else None, rules[j] if j < n else None
+        if rule is not None and rule_j is not None:
+            if kwargs:
+                gi, gj = rule(g, ans, *args, **kwargs), rule_j(g, ans, *args, **kwargs)
+            else:
+                gi, gj = rule(g, ans, *args), rule_j(g, ans, *args)
+            del g  # released before the sums: a smaller peak
+            _add(grads, mine, prim, i, p, gi)
+            _add(grads, mine, prim, j, q, gj)
+            return
+    gis = prim.vjp(g, ans, args, kwargs, ps)  # (more parents, or a missing rule's error)
+    del g
+    for (i, p), gi in zip(ps, gis):  # (prim.vjp gives one gradient per parent)
+        _add(grads, mine, prim, i, p, gi)
+
+
+def _add(grads: dict, mine: set, prim: Any, i: int, p: Node, gi: Any) -> None:
+    """Add ``gi``, the gradient of argument ``i`` of a step, to its parent ``p``'s total."""
+    pv = p.value
+    gv = gi.value if type(gi) is Node else gi
+    tg, tp = type(gv), type(pv)
+    if tg is not tp or tg not in _SCALARS:  # (NumPy scalars of one type: one dtype, shape)
         try:  # the common case, inline; check_grad explains any mismatch
-            tg, tp, gd, pd = type(gv), type(pv), gv.dtype, pv.dtype
+            gd, pd = gv.dtype, pv.dtype
             fits = (
                 gv.shape == pv.shape
                 and (gd is pd or gd == pd)
@@ -295,20 +346,20 @@ def _accumulate(grads: dict, mine: set, prim: Any, ps: list, gis: list) -> None:
             fits = False
         if not fits:
             gi = check_grad(prim, i, p, gi)
-        s = p.serial
-        prev = grads.get(s)
-        if prev is None:
-            grads[s] = gi
-        elif s in mine and type(gi) is not Node:
-            prev += gi  # an array of our own: summed in place, no new allocation
-            grads[s] = prev  # (NumPy scalars, immutable, come back as new objects)
+    s = p.serial
+    prev = grads.get(s)
+    if prev is None:
+        grads[s] = gi
+    elif s in mine and type(gi) is not Node:
+        prev += gi  # an array of our own: summed in place, no new allocation
+        grads[s] = prev  # (NumPy scalars, immutable, come back as new objects)
+    else:
+        total = prev + gi
+        grads[s] = total
+        if type(total) is Node:  # a sum recorded on another graph
+            mine.discard(s)
         else:
-            total = prev + gi
-            grads[s] = total
-            if type(total) is Node:  # a sum recorded on another graph
-                mine.discard(s)
-            else:
-                mine.add(s)
+            mine.add(s)
 
 
 def _watched(node, g, ans, args, ps, hook_list, nan_check) -> list:

@@ -45,12 +45,31 @@ from .translation import documented
 
 _EVERY_POSITION = range(sys.maxsize)  # "differentiable in every argument"
 _RULE_FIELDS = frozenset({"vjps", "jvps", "vjp_joint", "jvp_joint"})
+_PLAIN_FIELDS = frozenset({"library", "vjp_joint"})
 # Ufuncs whose Python operator computes the same on two float64 scalars, through NumPy's
 # scalar math (errstate included): several times cheaper than the ufunc's call there, and
 # a higher derivative of a scalar function makes nothing but such calls.
 _SCALAR_MATH = ((numpy.add, operator.add), (numpy.subtract, operator.sub),
                 (numpy.multiply, operator.mul))
 _F64 = numpy.float64
+
+
+def _frozen_one(dtype: Any) -> numpy.ndarray:
+    """A 0-d array holding one, whose memory is a bytes object: no one can write to it."""
+    return numpy.frombuffer(numpy.ones((), dtype).tobytes(), dtype).reshape(())
+
+
+# The seeds of ``grad``'s folds (a real 0-d output's gradient with respect to itself):
+# one array per dtype, the same every call, which cannot change, so that a multiply knows
+# them by identity.  A higher derivative's folds multiply Nodes by them over and over
+# (the seed passes unchanged through sums); times one, a NumPy scalar of the seed's dtype
+# is itself to the bit, so such a product is recorded without being computed, as a Node
+# of ``times_unit`` (a multiply whose rules skip the arithmetic the seed makes void: see
+# ``funcgrad.numpy.elementwise``).  The graph keeps its shape -- a Node for every
+# product, at the same rank -- so every later sum runs in the same order, to the bit.
+UNIT_SEEDS = {numpy.dtype(t): _frozen_one(t)
+              for t in (numpy.float16, numpy.float32, numpy.float64, numpy.longdouble)}
+UNIT_IDS = frozenset(map(id, UNIT_SEEDS.values()))
 
 
 class Primitive:
@@ -70,7 +89,8 @@ class Primitive:
     """
 
     __slots__ = ("__dict__", "__wrapped__", "differentiable", "impl", "jvp_joint", "jvps",
-                 "library", "name", "numpy_impl", "scalar_impl", "vjp_joint", "vjps")
+                 "library", "name", "numpy_impl", "plain", "scalar_impl", "times_unit",
+                 "vjp_joint", "vjps")
 
     def __init__(self, impl: Callable, name: str | None = None, numpy_impl: Callable | None = None):
         # ``impl`` finds the namespace of its arguments itself; ``numpy_impl`` is called
@@ -89,6 +109,8 @@ class Primitive:
         # Whether the rules are funcgrad's own (funcgrad.numpy's): a fold runs them with
         # the cycle collector paused, user rules with the collector as the user left it.
         self.library = False
+        # A multiply's: the primitive its products with a unit seed are recorded as.
+        self.times_unit: Primitive | None = None
         self.__wrapped__ = impl
         self.__doc__ = getattr(impl, "__doc__", None)  # in __dict__: help() and Jupyter read it
 
@@ -99,6 +121,9 @@ class Primitive:
             object.__setattr__(self, "scalar_impl", ops[0] if ops else value)
         if name in _RULE_FIELDS:  # keep the positions with a rule at hand for bind
             object.__setattr__(self, "differentiable", self._positions_with_rules())
+        if name in _PLAIN_FIELDS:  # the fold calls plain rules itself: library, one per arg
+            object.__setattr__(self, "plain", getattr(self, "library", False) and getattr(
+                self, "vjp_joint", None) is None)
 
     def _positions_with_rules(self):
         if getattr(self, "vjp_joint", None) is not None or getattr(self, "jvp_joint", None):
@@ -225,6 +250,9 @@ class BinaryPrimitive(Primitive):
             v = node.value
             try:
                 if type(v) in NUMPY_TYPES:
+                    if self.times_unit is not None and id(c := yv if node is x else xv) in (
+                            UNIT_IDS) and type(v) is c.dtype.type and not kwargs:  # v * 1: v
+                        return new_node(v, graphs, self.times_unit, (x, y), None, node.rank + 1)
                     impl = self.scalar_impl if type(xv) is type(yv) is _F64 else self.numpy_impl
                     value = self.numpy_impl(xv, yv, **kwargs) if kwargs else impl(xv, yv)
                     return new_node(value, graphs, self, (x, y), kwargs or None, node.rank + 1)

@@ -25,6 +25,7 @@ import numpy
 from ..backend import NUMPY_TYPES
 from ..errors import FuncgradIndexError
 from ._core import (
+    Node,
     defjvp,
     defvjp,
     known_shape,
@@ -246,14 +247,19 @@ def defderiv(prim: Any, *rules: Any) -> None:
 
 
 def _summed_back(rule: Any, i: int) -> Any:
-    # The arguments spelled out (every defderiv primitive has two or more): a rule runs
-    # on the hot path of every fold, where passing ``*args, **kwargs`` on costs more.
+    # The arguments spelled out (every defderiv primitive has two or more), and shapes
+    # that agree (most do: no sum to undo) told apart without a call: a rule runs on the
+    # hot path of every fold, where passing ``*args, **kwargs`` on costs more.
     def vjp(g, ans, x, y, *rest, **kwargs):
         if rest or kwargs:
             d = rule(g, ans, x, y, *rest, **kwargs)
         else:
             d = rule(g, ans, x, y)
-        return unbroadcast(d, shape_of(x if i == 0 else y if i == 1 else rest[i - 2]))
+        like = x if i == 0 else y if i == 1 else rest[i - 2]
+        shape = getattr(like.value if type(like) is Node else like, "shape", ())
+        if getattr(d.value if type(d) is Node else d, "shape", ()) == shape:
+            return d
+        return unbroadcast(d, shape)
 
     return vjp
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy
 
+from ..primitive import UNIT_IDS
 from ._core import defjvp, defvjp, defzero, document, primitive, raw, ufunc, xp_of, zeros_of
 from ._core import namespace as _ns
 from ._linear import add, as_complex, bcast, defderiv, is_complex, real, unbroadcast
@@ -46,6 +47,22 @@ defderiv(multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
 defderiv(divide, lambda g, ans, x, y: g / y,
          lambda g, ans, x, y: _safely(-g, lambda: x / (y * y)))
 defderiv(negative, lambda g, ans, x: -g)
+
+# A Node (of a NumPy scalar value) times one of grad's unit seeds, recorded without the
+# arithmetic (primitive.UNIT_SEEDS): the same Node multiply would record, whose rules
+# give ``g * one`` as multiply's do, skipping the product where it is ``g`` to the bit.
+_times_unit = ufunc("multiply")
+_times_unit.__qualname__ = "_times_unit"  # (pickles by reference, as itself)
+
+
+def _times_one(g, ans, x, y):
+    one = x if id(x) in UNIT_IDS else y
+    return g if type(g) is one.dtype.type else multiply(g, one)
+
+
+defvjp(_times_unit, _times_one, _times_one)
+defjvp(_times_unit, *(lambda t, ans, x, y: bcast(_times_one(t, ans, x, y), ans),) * 2)
+multiply.times_unit = _times_unit.times_unit = _times_unit
 
 
 def _log_base(x):
