@@ -232,16 +232,7 @@ class Tape:
 
     def new(self, v: Any) -> Traced:
         """A Traced holding ``v`` (a raw array) in the next slot."""
-        t = object.__new__(_CLASSES.get(type(v)) or traced_class(type(v)))
-        meta = self.meta
-        k = len(meta)
-        t.v = v
-        t.tape = self
-        t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
-        # Shapes and dtypes are static (the signature fixes them): read once, here.
-        t.shape, t.dtype = meta_pair = _meta(self, v.shape, v.dtype)
-        meta.append(meta_pair)
-        return t
+        return _wrap(self, v)
 
     def input(self, v: Any) -> Traced:
         """The next input slot, holding the caller's array ``v`` (or Python float)."""
@@ -755,12 +746,14 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         else:
             o = mark = other
         if reflected:
-            value, targs = op(o, self.v), (mark, self.mark)
+            value, a, b = op(o, self.v), mark, self.mark
         else:
-            value, targs = op(self.v, o), (self.mark, mark)
+            value, a, b = op(self.v, o), self.mark, mark
         if type(value) in _NUMPY_ARRAYS:
-            return emit(tape, op, targs, None, value, symbol)
-        return tape.result(op, targs, None, value, symbol)
+            t = _wrap(tape, value)
+            tape.records += (2, op, a, b, None, t.mark, symbol)  # emit's record, inline
+            return t
+        return tape.result(op, (a, b), None, value, symbol)
 
     return method
 
@@ -944,22 +937,37 @@ def _register_number() -> None:
 
 
 def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
-    """The step that made ``value``, one new array: recorded, and ``value`` traced.
+    """The step that made ``value``, one new array: recorded, and ``value`` traced."""
+    t = _wrap(tape, value)
+    if effect:
+        tape.records.append(_new(Eqn, (fn, targs, tkw, t.mark.outputs, name, True, False)))
+    else:
+        tape.records += [len(targs), fn, *targs, tkw, t.mark, name]
+    if check:  # a shape read from data: a guard
+        tape.records.append(Guard(_SHAPE, t.mark.k, t.shape, name, caller()))
+    return t
 
-    The common case of every step, kept to one call: what :meth:`Tape.new`
-    and :meth:`Tape.result` do, inline.
+
+_NEW = object.__new__  # a Traced is made without __init__: its slots are set in place
+
+
+def _wrap(tape: Tape, value: Any) -> Traced:
+    """``value``, a raw array, traced in the tape's next slot (nothing recorded).
+
+    Every step's result goes through here: kept to the fewest operations.
     """
     if not tape.open:
         raise ReplayError(_closed_message())
-    t = object.__new__(_CLASSES.get(type(value)) or traced_class(type(value)))
+    t = _NEW(_CLASSES.get(type(value)) or traced_class(type(value)))
     meta = tape.meta
     k = len(meta)
     t.v = value
     t.tape = tape
     try:
-        t.mark = mark = _MARKS[k]
+        t.mark = _MARKS[k]
     except IndexError:
-        t.mark = mark = Slot.of(k)
+        t.mark = Slot.of(k)
+    # Shapes and dtypes are static (the signature fixes them): read once, here.
     shape = value.shape
     dtype = t.dtype = value.dtype
     pair = tape.last
@@ -967,15 +975,6 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    if effect:
-        tape.records.append(_new(Eqn, (fn, targs, tkw, _one(k), name, True, False)))
-    else:
-        records = tape.records
-        records += (len(targs), fn)
-        records += targs
-        records += (tkw, mark, name)
-    if check:  # a shape read from data: a guard
-        tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
 
 
@@ -1000,25 +999,25 @@ _CONTAINERS = frozenset({list, tuple, dict, slice})
 def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """A primitive given a traced argument: one step calling what eager would call
     (``numpy_impl`` when every argument is NumPy data, else ``impl``)."""
-    if not kwargs:
-        if len(args) == 1:  # the commonest case, spared the loop
-            return _run_unary(prim, args[0])
-        if len(args) == 2 and type(args[0]) not in _CONTAINERS and type(
+    if kwargs or len(args) != 1:
+        if not kwargs and len(args) == 2 and type(args[0]) not in _CONTAINERS and type(
                 args[1]) not in _CONTAINERS:
             return _run_binary(prim, args)
-    return _run_general(prim, args, kwargs)
-
-
-def _run_unary(prim: Primitive, a: Traced) -> Any:
+        return _run_general(prim, args, kwargs)
+    # One traced argument, the commonest case: run and recorded here, spared two calls.
+    a = args[0]
     v = a.v
     impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
     value = impl(v)
     name = prim.name
     check = ((a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
              or name in DATA_SHAPED or name == "where")  # _shape_guarded, inline
-    if type(value) in _NUMPY_ARRAYS:
-        return emit(a.tape, impl, (a.mark,), None, value, name, check)
-    return a.tape.result(impl, (a.mark,), None, value, name, check)
+    tape = a.tape
+    if check or type(value) not in _NUMPY_ARRAYS:
+        return tape.result(impl, (a.mark,), None, value, name, check)
+    t = _wrap(tape, value)
+    tape.records += (1, impl, a.mark, None, t.mark, name)  # emit's record, inline
+    return t
 
 
 def _run_binary(prim: Primitive, args: tuple) -> Any:
@@ -1038,9 +1037,11 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
     impl = prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES else prim.impl
     value = impl(av, bv)
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
-    if type(value) in _NUMPY_ARRAYS:
-        return emit(tape, impl, (am, bm), None, value, prim.name, check)
-    return tape.result(impl, (am, bm), None, value, prim.name, check)
+    if check or type(value) not in _NUMPY_ARRAYS:
+        return tape.result(impl, (am, bm), None, value, prim.name, check)
+    t = _wrap(tape, value)
+    tape.records += (2, impl, am, bm, None, t.mark, prim.name)  # emit's record, inline
+    return t
 
 
 def _run_general(prim: Primitive, args: tuple, kwargs: dict) -> Any:
