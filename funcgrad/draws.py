@@ -230,28 +230,75 @@ def _targets() -> dict:
     return found
 
 
+class _WatchedModule(types.ModuleType):
+    """The class of a watched module while any trace runs (see :class:`_Patches`): the
+    functions of it that draw are read as their wrappers.  Its dictionary is left alone."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        value = _MODULE_ATTRIBUTE(self, name)
+        what = _PATCHES.names.get((self, name))
+        if what is None:
+            return value
+        return _PATCHES.wrapped(self, name, value, what)
+
+
+_MODULE_ATTRIBUTE = types.ModuleType.__getattribute__
+
+
 class _Patches:
     """Functions swapped for thread-aware wrappers while any trace runs.
 
-    The wrappers are made once (a function replaced since, by a mock, gets one of
-    its own): swapping them in and out is some hundred ``setattr`` calls.
+    A module whose drawing functions are read from outside (``numpy.random.randn``,
+    ``random.random``) is given the class :class:`_WatchedModule` for the time: one
+    assignment in and one out, where setting its hundred names in and out at every trace
+    cost a fifth of a short function's eager call.  What is read where setting a class
+    cannot reach -- the methods of ``random.Random`` and NumPy's entropy, which its own code
+    reads as a global -- is set in place, and put back after.  The wrappers are made
+    once (a function replaced since, by a mock, gets one of its own).
     """
 
     def __init__(self):
         self.lock = threading.Lock()
         self.active = 0
         self.saved: list = []
+        self.modules: tuple = ()  # the modules whose class is swapped
+        self.names: dict = {}  # (module, name) -> what it draws from, for those modules
         self.wrappers: dict = {}  # (owner, name) -> (original, wrapper)
+        self.in_place: dict = {}  # (owner, name) -> (original, wrapper), set in place
+
+    def _prepare(self) -> None:
+        for (owner, name), (fn, what) in _targets().items():
+            if isinstance(owner, types.ModuleType) and owner not in _OWN_GLOBALS:
+                self.names[(owner, name)] = what
+                self.wrappers[(owner, name)] = (fn, _wrapper(fn, what))
+            else:
+                self.in_place[(owner, name)] = (fn, _wrapper(fn, what, isinstance(owner, type)))
+        self.modules = tuple({owner: None for owner, _ in self.names})
+
+    def wrapped(self, module: Any, name: str, value: Any, what: str) -> Any:
+        """The wrapper of ``value``, found as ``module.name`` while a trace runs."""
+        known = self.wrappers.get((module, name))
+        if known is not None and known[0] is value:
+            return known[1]
+        if not callable(value) or hasattr(value, "_funcgrad_original"):
+            return value
+        wrapper = _wrapper(value, what)  # replaced since (a test's mock): watched too
+        self.wrappers[(module, name)] = (value, wrapper)
+        return wrapper
 
     def enter(self) -> None:
         with self.lock:
             self.active += 1
             if self.active > 1:
                 return
-            if not self.wrappers:
-                self.wrappers = {key: (fn, _wrapper(fn, what, isinstance(key[0], type)))
-                                 for key, (fn, what) in _targets().items()}
-            for (owner, name), (fn, wrapper) in self.wrappers.items():
+            if not self.in_place:
+                self._prepare()
+            for module in self.modules:
+                if type(module) is types.ModuleType:  # else another's class: left as it is
+                    module.__class__ = _WatchedModule
+            for (owner, name), (fn, wrapper) in self.in_place.items():
                 own = owner.__dict__.get(name)  # None: a class's inherited method
                 current = getattr(owner, name, None) if own is None else own
                 if current is not fn:  # ours already (another trace), or replaced since
@@ -261,7 +308,7 @@ class _Patches:
                     # replaced since (a test's mock): watched too
                     wrapper = _wrapper(current, wrapper.__funcgrad_what__,
                                        isinstance(owner, type))
-                    self.wrappers[(owner, name)] = (current, wrapper)
+                    self.in_place[(owner, name)] = (current, wrapper)
                 self.saved.append((owner, name, own, wrapper))
                 setattr(owner, name, wrapper)
 
@@ -270,6 +317,9 @@ class _Patches:
             self.active -= 1
             if self.active:
                 return
+            for module in self.modules:
+                if type(module) is _WatchedModule:
+                    module.__class__ = types.ModuleType
             for owner, name, own, wrapper in self.saved:
                 if owner.__dict__.get(name) is wrapper:  # unless replaced meanwhile
                     if own is None:
@@ -279,6 +329,9 @@ class _Patches:
             self.saved.clear()
 
 
+# Modules whose own code reads their drawing function as a global (NumPy's SeedSequence
+# reads ``randbits``): a class cannot reach that read, so the name is set in place.
+_OWN_GLOBALS = frozenset({numpy.random.bit_generator})
 _PATCHES = _Patches()
 _PY_RNG = _pyrandom.Random
 
