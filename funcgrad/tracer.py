@@ -197,8 +197,8 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "records",
-                 "tainted")
+    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "owned",
+                 "records", "tainted")
 
     def __init__(self, fallback: bool = False):
         # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
@@ -210,6 +210,7 @@ class Tape:
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
+        self.owned: frozenset | bool | None = None  # see _may_share_an_input
         self.open = True
         self.fallback = fallback
         self.tainted: str | None = None
@@ -239,6 +240,7 @@ class Tape:
         if self.n != len(self.inputs):
             raise RuntimeError("inputs come before every step")
         self.inputs.append(v)
+        self.owned = None
         if type(v) is float:
             return _number(self, v)
         return self.new(v)
@@ -373,23 +375,37 @@ class Tape:
                 raise ReplayError(
                     f"fg.replay: {name} updates in place an array that is not traced (a "
                     f"constant of the plan) at {caller()}; update arrays the function makes")
-            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self.inputs):
+            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self):
                 raise ReplayError(
                     f"fg.replay: {name} updates an argument of the function in place at "
                     f"{caller()}; a replay cannot undo that if it has to trace again: "
                     "update a copy")
 
 
-def _may_share_an_input(v: Any, inputs: list) -> bool:
-    """Whether the raw array ``v`` may share memory with a NumPy input.  Two arrays
-    that each own their data (``base`` None) and are not one share none: the common
-    case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
+def _may_share_an_input(v: Any, tape: Tape) -> bool:
+    """Whether the raw array ``v`` may share memory with a NumPy input of ``tape``.  Two
+    arrays that each own their data (``base`` None) and are not one share none: the
+    common case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
     if type(v) is not numpy.ndarray:
         return False
-    if v.base is None and all(type(i) is not numpy.ndarray or (i.base is None and i is not v)
-                              for i in inputs):
+    owned = tape.owned
+    if owned is None:
+        owned = tape.owned = _owned(tape.inputs)
+    if v.base is None and owned is not False and _address(v) not in owned:
         return False
-    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in inputs)
+    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in tape.inputs)
+
+
+def _owned(inputs: list) -> frozenset | bool:
+    """The addresses of the NumPy arrays among ``inputs`` when each owns its data, else
+    False."""
+    arrays = [i for i in inputs if type(i) is numpy.ndarray]
+    if all(i.base is None for i in arrays):
+        return frozenset(_address(i) for i in arrays)
+    return False
+
+
+_address = object.__hash__  # id() without its audit event: see funcgrad.reads
 
 
 def _closed_message() -> str:
@@ -764,12 +780,26 @@ _PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray, numpy.flo
 
 def _in_place(op: Callable, symbol: str) -> Callable:
     def method(self, other):
-        if _owns_operators(type(other)):
-            return NotImplemented
+        t = type(other)
         tape = self.tape
+        if t in _TRACED and other.tape is tape:
+            o, mark = other.v, other.mark
+        elif t in _PLAIN_OPERANDS:
+            o = mark = other
+        else:
+            if _owns_operators(t):
+                return NotImplemented
+            tape._check_target(self, symbol)
+            raws, targs = split_args((self, other), tape)
+            return tape.result(op, targs, None, op(*raws), symbol, effect=True)
         tape._check_target(self, symbol)
-        raws, targs = split_args((self, other), tape)
-        return tape.result(op, targs, None, op(*raws), symbol, effect=True)
+        value = op(self.v, o)
+        if type(value) in _NUMPY_ARRAYS:  # emit's effect record, inline
+            t = _wrap(tape, value)
+            tape.records.append(_new(Eqn, (op, (self.mark, mark), None, t.mark.outputs, symbol,
+                                           True, False)))
+            return t
+        return tape.result(op, (self.mark, mark), None, value, symbol, effect=True)
 
     return method
 
@@ -958,7 +988,10 @@ def _wrap(tape: Tape, value: Any) -> Traced:
     """
     if not tape.open:
         raise ReplayError(_closed_message())
-    t = _NEW(_CLASSES.get(type(value)) or traced_class(type(value)))
+    try:
+        t = _NEW(_CLASSES[type(value)])
+    except KeyError:
+        t = _NEW(traced_class(type(value)))
     meta = tape.meta
     k = len(meta)
     t.v = value
@@ -994,6 +1027,7 @@ def _meta(tape: Tape, shape: tuple, dtype: Any) -> tuple:
 
 
 _CONTAINERS = frozenset({list, tuple, dict, slice})
+_UNARY_SHAPED = DATA_SHAPED | {"where"}  # where(condition) alone is nonzero
 
 
 def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
@@ -1010,8 +1044,8 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
     value = impl(v)
     name = prim.name
-    check = ((a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
-             or name in DATA_SHAPED or name == "where")  # _shape_guarded, inline
+    check = name in _UNARY_SHAPED or (  # _shape_guarded, inline
+        a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
     tape = a.tape
     if check or type(value) not in _NUMPY_ARRAYS:
         return tape.result(impl, (a.mark,), None, value, name, check)
