@@ -208,6 +208,12 @@ class World:
         found unchanged then, and are not compared again."""
         shared = ({_address(row[3]) for row in later.arrays if type(row[3]) is _Copy}
                   if later is not None else ())
+        whole = World()  # every place but the shared arrays, checked at once: if all hold
+        whole.cells, whole.items, whole.sizes, whole.foreign = (  # (the common case), none
+            self.cells, self.items, self.sizes, self.foreign)  # is to be named
+        whole.arrays = [row for row in self.arrays if _address(row[3]) not in shared]
+        if whole.holds():
+            return None
         rows = [(w, World()) for w in ("arrays", "foreign", "cells", "items", "sizes")]
         for kind, probe in rows:
             if strict and kind == "sizes":

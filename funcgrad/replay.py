@@ -788,9 +788,24 @@ def _is_input(v: Any) -> bool:
 
 
 def _describe(inputs: list) -> str:
-    return ", ".join("float" if type(a) is float else
-                     f"{getattr(a, 'dtype', '?')}{tuple(getattr(a, 'shape', ()))}"
-                     for a in inputs)
+    return ", ".join([_described(a) for a in inputs])
+
+
+def _described(a: Any) -> str:
+    """``float``, or ``dtype(shape)``: NumPy's dtype names are made in Python (about 10k
+    instructions each, a tenth of a small function's first call): remembered."""
+    if type(a) is float:
+        return "float"
+    key = (getattr(a, "dtype", "?"), tuple(getattr(a, "shape", ())))
+    text = _DESCRIBED.get(key)
+    if text is None:
+        if len(_DESCRIBED) > 1024:
+            _DESCRIBED.clear()
+        text = _DESCRIBED[key] = f"{key[0]}{key[1]}"
+    return text
+
+
+_DESCRIBED: dict = {}
 
 
 def _other_plan(plans: tuple, failed_plan: Plan, failed: GuardFailed,
