@@ -766,8 +766,26 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         else:
             value, a, b = op(self.v, o), self.mark, mark
         if type(value) in _NUMPY_ARRAYS:
-            t = _wrap(tape, value)
-            tape.records += (2, op, a, b, None, t.mark, symbol)  # emit's record, inline
+            # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+            if not tape.open:
+                raise ReplayError(_closed_message())
+            t = _NEW(_NUMPY_TRACED)
+            meta = tape.meta
+            k = len(meta)
+            t.v = value
+            t.tape = tape
+            try:
+                t.mark = mark = _MARKS[k]
+            except IndexError:
+                t.mark = mark = Slot.of(k)
+            shape = value.shape
+            dtype = t.dtype = value.dtype
+            pair = tape.last
+            if pair[1] is not dtype or pair[0] != shape:
+                pair = _meta(tape, shape, dtype)
+            t.shape = pair[0]
+            meta.append(pair)
+            tape.records += (2, op, a, b, None, mark, symbol)  # emit's record, inline
             return t
         return tape.result(op, (a, b), None, value, symbol)
 
@@ -1049,8 +1067,26 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     tape = a.tape
     if check or type(value) not in _NUMPY_ARRAYS:
         return tape.result(impl, (a.mark,), None, value, name, check)
-    t = _wrap(tape, value)
-    tape.records += (1, impl, a.mark, None, t.mark, name)  # emit's record, inline
+    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = _NEW(_NUMPY_TRACED)
+    meta = tape.meta
+    k = len(meta)
+    t.v = value
+    t.tape = tape
+    try:
+        t.mark = mark = _MARKS[k]
+    except IndexError:
+        t.mark = mark = Slot.of(k)
+    shape = value.shape
+    dtype = t.dtype = value.dtype
+    pair = tape.last
+    if pair[1] is not dtype or pair[0] != shape:
+        pair = _meta(tape, shape, dtype)
+    t.shape = pair[0]
+    meta.append(pair)
+    tape.records += (1, impl, a.mark, None, mark, name)  # emit's record, inline
     return t
 
 
@@ -1073,8 +1109,26 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
     if check or type(value) not in _NUMPY_ARRAYS:
         return tape.result(impl, (am, bm), None, value, prim.name, check)
-    t = _wrap(tape, value)
-    tape.records += (2, impl, am, bm, None, t.mark, prim.name)  # emit's record, inline
+    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = _NEW(_NUMPY_TRACED)
+    meta = tape.meta
+    k = len(meta)
+    t.v = value
+    t.tape = tape
+    try:
+        t.mark = mark = _MARKS[k]
+    except IndexError:
+        t.mark = mark = Slot.of(k)
+    shape = value.shape
+    dtype = t.dtype = value.dtype
+    pair = tape.last
+    if pair[1] is not dtype or pair[0] != shape:
+        pair = _meta(tape, shape, dtype)
+    t.shape = pair[0]
+    meta.append(pair)
+    tape.records += (2, impl, am, bm, None, mark, prim.name)  # emit's record, inline
     return t
 
 
@@ -1173,7 +1227,7 @@ def current_tape() -> Tape | None:
     return _TAPE.get()
 
 
-traced_class(numpy.ndarray)
+_NUMPY_TRACED = traced_class(numpy.ndarray)  # the Traced class of every NumPy array type
 _register_number()
 
 

@@ -157,3 +157,11 @@ def test_a_traced_value_of_a_finished_trace_is_refused_by_every_path():
     made.open = False
     with pytest.raises(ReplayError, match="after its trace ended"):
         u += Y
+
+
+def test_every_numpy_array_type_is_traced_by_one_class():
+    # The short paths wrap a NumPy result in that class without looking it up.
+    from funcgrad import backend
+
+    for t in backend.NUMPY_ARRAY_TYPES:
+        assert tracer.traced_class(t) is tracer._NUMPY_TRACED
