@@ -850,7 +850,13 @@ for _name, _symbol in {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
     setattr(Traced, f"__{_name}__", _binary(getattr(operator, _name), _symbol))
 def _unary(op: Callable, symbol: str) -> Callable:
     def method(self):
-        return self.tape.call(op, (self,), None, symbol)
+        tape = self.tape
+        value = op(self.v)
+        if type(value) in _NUMPY_ARRAYS:  # Tape.call's step, shorter
+            t = _wrap(tape, value)
+            tape.records += (1, op, self.mark, None, t.mark, symbol)
+            return t
+        return tape.result(op, (self.mark,), None, value, symbol)
 
     return method
 
@@ -1052,8 +1058,7 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """A primitive given a traced argument: one step calling what eager would call
     (``numpy_impl`` when every argument is NumPy data, else ``impl``)."""
     if kwargs or len(args) != 1:
-        if not kwargs and len(args) == 2 and type(args[0]) not in _CONTAINERS and type(
-                args[1]) not in _CONTAINERS:
+        if not kwargs and len(args) == 2:
             return _run_binary(prim, args)
         return _run_general(prim, args, kwargs)
     # One traced argument, the commonest case: run and recorded here, spared two calls.
@@ -1091,16 +1096,22 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
 
 
 def _run_binary(prim: Primitive, args: tuple) -> Any:
-    """Two arguments, neither a container: a traced value and a constant, or two."""
+    """Two arguments: a traced value and a constant, or two (a container: the general
+    path)."""
     a, b = args
+    tb = type(b)
     if type(a) in _TRACED:
         tape, av, am = a.tape, a.v, a.mark
-        if type(b) in _TRACED:
+        if tb in _TRACED:
             if b.tape is not tape:
                 raise ReplayError(_foreign_message(b))
             bv, bm = b.v, b.mark
+        elif tb in _CONTAINERS:
+            return _run_general(prim, args, {})
         else:
             bv = bm = b
+    elif type(a) in _CONTAINERS or tb not in _TRACED:
+        return _run_general(prim, args, {})
     else:
         tape, bv, bm = b.tape, b.v, b.mark
         av = am = a

@@ -116,6 +116,18 @@ def test_a_traced_operator_records_as_tape_call(op, symbol, reflected, other):
     assert fast_left == general_left
 
 
+UNARY_OPERATORS = [(operator.neg, "-"), (operator.pos, "+"), (operator.abs, "abs"),
+                   (operator.invert, "~")]
+
+
+@pytest.mark.parametrize("data", [X, IDX, np.float64(1.5), np.array(True)], ids=repr)
+@pytest.mark.parametrize(("op", "symbol"), UNARY_OPERATORS, ids=[s for _, s in UNARY_OPERATORS])
+def test_a_traced_unary_operator_records_as_tape_call(op, symbol, data):
+    fast, general = _both(lambda tape, t: op(t),
+                          lambda tape, t: tape.call(op, (t,), None, symbol), [data])
+    assert fast == general
+
+
 IN_PLACE = [(operator.iadd, "+=", operator.add), (operator.imul, "*=", operator.mul),
             (operator.isub, "-=", operator.sub), (operator.itruediv, "/=", operator.truediv)]
 
