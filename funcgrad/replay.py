@@ -113,8 +113,8 @@ class Replayed:
         # static arguments and for the message of a refused argument only.
         statics = static_argnums not in ((), None) or static_argnames not in ((), None)
         self._params = _parameters(fun) if statics else _UNREAD
-        self._static = _Statics(static_argnums, static_argnames,
-                                self._params if statics else None)
+        self._static = (_Statics(static_argnums, static_argnames, self._params) if statics
+                        else _NO_STATICS)
         # signature -> list of plans (most recently used first), or _EAGER
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._n_plans = 0
@@ -601,6 +601,9 @@ class _Statics:
         out_args = tuple(args[i] if i in self.nums else a for i, a in enumerate(traced_args))
         out_kwargs = {k: kwargs[k] if k in self.names else v for k, v in traced_kwargs.items()}
         return out_args, out_kwargs
+
+
+_NO_STATICS = _Statics((), (), None)  # shared: it holds nothing of a function's own
 
 
 def _static_key(v: Any, what: str) -> Any:
