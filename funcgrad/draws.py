@@ -481,11 +481,11 @@ def _reached_by_function(f: types.FunctionType) -> Iterator:
         except ValueError:  # an empty cell
             continue
         yield value
-    if f.__module__ in _OURS:
-        return
+    glob = f.__globals__
+    if f.__module__ in _OURS or glob.get("__name__") in _OURS:  # the code is one of ours:
+        return  # functools.wraps gives funcgrad's wrappers the user's __module__
     yield from f.__defaults__ or ()
     yield from (f.__kwdefaults__ or {}).values()
-    glob = f.__globals__
     for name in code_names(f.__code__):
         if name in glob:
             yield glob[name]

@@ -571,6 +571,27 @@ def test_other_generators_under_a_trace_are_refused_by_name(case):
     assert name in str(info.value)
 
 
+HELD = ["a closed-over NumPy Generator", "a Generator in a closed-over dict",
+        "self.rng, a NumPy RandomState", "a name bound before", "a Python name bound before",
+        "a random.Random instance"]
+WRAPPERS = {
+    "value_and_grad": lambda f: fg.value_and_grad(lambda x: fnp.sum(f(x))),
+    "grad of grad": lambda f: fg.grad(lambda y: fnp.sum(fg.grad(lambda x: fnp.sum(f(x)))(y))),
+    "jacobian": lambda f: fg.jacobian(f),
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("case", HELD)
+def test_a_generator_held_by_a_differentiated_function_is_refused(case, wrapper):
+    # The watch walks through funcgrad's wrappers (whose __module__ functools.wraps makes
+    # the user's) to the function they differentiate, and finds what it holds.
+    fun, name = REFUSED[case]
+    with pytest.raises(fg.ReplayError, match="fnp.random") as info:
+        fg.replay(WRAPPERS[wrapper](fun))(X1)
+    assert name in str(info.value)
+
+
 def test_temporary_file_names_are_no_draws(tmp_path):
     def f(x):
         with tempfile.NamedTemporaryFile(dir=tmp_path):  # tempfile's own Random
