@@ -110,6 +110,9 @@ def mend(prim: Any, args: tuple, kwargs: dict, graphs: Any) -> Any:
 
 _to_array: list[Callable] = []
 SEQUENCES = (list, tuple)
+# id() without its audit event (which an audit hook, as fg.replay's, makes a Python call):
+# the object's address, rotated -- one number per object while it lives, as id() is.
+_address = object.__hash__
 
 
 def register_array_like(convert: Callable) -> None:
@@ -123,9 +126,10 @@ def _any_inside(obj: Any, kinds: tuple, found: Callable[[Any], bool]) -> bool:
     stack, seen = [obj], set()
     while stack:
         o = stack.pop()
-        if id(o) in seen:
+        key = _address(o)
+        if key in seen:
             continue
-        seen.add(id(o))
+        seen.add(key)
         for item in o:
             if type(item) in kinds:
                 stack.append(item)

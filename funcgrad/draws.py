@@ -111,7 +111,7 @@ def held_generators(entries: list) -> tuple:
         if type(e) is Eqn and e.effect and e.fn in _STATEFUL:
             owner = e.args[0]
             if isinstance(owner, fnp_random._Drawing):
-                found[id(owner)] = owner
+                found[_address(owner)] = owner
     return tuple(found.values())
 
 
@@ -230,28 +230,75 @@ def _targets() -> dict:
     return found
 
 
+class _WatchedModule(types.ModuleType):
+    """The class of a watched module while any trace runs (see :class:`_Patches`): the
+    functions of it that draw are read as their wrappers.  Its dictionary is left alone."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        value = _MODULE_ATTRIBUTE(self, name)
+        what = _PATCHES.names.get((self, name))
+        if what is None:
+            return value
+        return _PATCHES.wrapped(self, name, value, what)
+
+
+_MODULE_ATTRIBUTE = types.ModuleType.__getattribute__
+
+
 class _Patches:
     """Functions swapped for thread-aware wrappers while any trace runs.
 
-    The wrappers are made once (a function replaced since, by a mock, gets one of
-    its own): swapping them in and out is some hundred ``setattr`` calls.
+    A module whose drawing functions are read from outside (``numpy.random.randn``,
+    ``random.random``) is given the class :class:`_WatchedModule` for the time: one
+    assignment in and one out, where setting its hundred names in and out at every trace
+    cost a fifth of a short function's eager call.  What is read where setting a class
+    cannot reach -- the methods of ``random.Random`` and NumPy's entropy, which its own code
+    reads as a global -- is set in place, and put back after.  The wrappers are made
+    once (a function replaced since, by a mock, gets one of its own).
     """
 
     def __init__(self):
         self.lock = threading.Lock()
         self.active = 0
         self.saved: list = []
+        self.modules: tuple = ()  # the modules whose class is swapped
+        self.names: dict = {}  # (module, name) -> what it draws from, for those modules
         self.wrappers: dict = {}  # (owner, name) -> (original, wrapper)
+        self.in_place: dict = {}  # (owner, name) -> (original, wrapper), set in place
+
+    def _prepare(self) -> None:
+        for (owner, name), (fn, what) in _targets().items():
+            if isinstance(owner, types.ModuleType) and owner not in _OWN_GLOBALS:
+                self.names[(owner, name)] = what
+                self.wrappers[(owner, name)] = (fn, _wrapper(fn, what))
+            else:
+                self.in_place[(owner, name)] = (fn, _wrapper(fn, what, isinstance(owner, type)))
+        self.modules = tuple({owner: None for owner, _ in self.names})
+
+    def wrapped(self, module: Any, name: str, value: Any, what: str) -> Any:
+        """The wrapper of ``value``, found as ``module.name`` while a trace runs."""
+        known = self.wrappers.get((module, name))
+        if known is not None and known[0] is value:
+            return known[1]
+        if not callable(value) or hasattr(value, "_funcgrad_original"):
+            return value
+        wrapper = _wrapper(value, what)  # replaced since (a test's mock): watched too
+        self.wrappers[(module, name)] = (value, wrapper)
+        return wrapper
 
     def enter(self) -> None:
         with self.lock:
             self.active += 1
             if self.active > 1:
                 return
-            if not self.wrappers:
-                self.wrappers = {key: (fn, _wrapper(fn, what, isinstance(key[0], type)))
-                                 for key, (fn, what) in _targets().items()}
-            for (owner, name), (fn, wrapper) in self.wrappers.items():
+            if not self.in_place:
+                self._prepare()
+            for module in self.modules:
+                if type(module) is types.ModuleType:  # else another's class: left as it is
+                    module.__class__ = _WatchedModule
+            for (owner, name), (fn, wrapper) in self.in_place.items():
                 own = owner.__dict__.get(name)  # None: a class's inherited method
                 current = getattr(owner, name, None) if own is None else own
                 if current is not fn:  # ours already (another trace), or replaced since
@@ -261,7 +308,7 @@ class _Patches:
                     # replaced since (a test's mock): watched too
                     wrapper = _wrapper(current, wrapper.__funcgrad_what__,
                                        isinstance(owner, type))
-                    self.wrappers[(owner, name)] = (current, wrapper)
+                    self.in_place[(owner, name)] = (current, wrapper)
                 self.saved.append((owner, name, own, wrapper))
                 setattr(owner, name, wrapper)
 
@@ -270,6 +317,9 @@ class _Patches:
             self.active -= 1
             if self.active:
                 return
+            for module in self.modules:
+                if type(module) is _WatchedModule:
+                    module.__class__ = types.ModuleType
             for owner, name, own, wrapper in self.saved:
                 if owner.__dict__.get(name) is wrapper:  # unless replaced meanwhile
                     if own is None:
@@ -279,6 +329,9 @@ class _Patches:
             self.saved.clear()
 
 
+# Modules whose own code reads their drawing function as a global (NumPy's SeedSequence
+# reads ``randbits``): a class cannot reach that read, so the name is set in place.
+_OWN_GLOBALS = frozenset({numpy.random.bit_generator})
 _PATCHES = _Patches()
 _PY_RNG = _pyrandom.Random
 
@@ -347,6 +400,9 @@ def _freeze(state: Any) -> Any:
 
 
 _RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, _PY_RNG)
+# id() without its audit event (which replay's own audit hook makes a Python call): the
+# object's address, rotated -- one number per object while it lives, as id() is.
+_address = object.__hash__
 _LEAVES = (numpy.ndarray, numpy.generic, str, bytes, int, float, complex, bool, type(None),
            type, types.ModuleType, fnp_random._Drawing)
 _ITEMS = 1000  # items looked at in one container (a data set in a closure is not walked)
@@ -355,27 +411,54 @@ _OURS = frozenset({"funcgrad.combinators", "funcgrad.custom", "funcgrad.backprop
                    "funcgrad.jacobians", "funcgrad.arguments"})
 
 
+# Exact types told apart without isinstance (which, against a tuple of a dozen types,
+# was most of the walk's cost): leaves, and what is walked, being neither a leaf nor a
+# generator.  Subclasses and other types go through the isinstance checks.
+_LEAF_TYPES = frozenset({numpy.ndarray, numpy.float64, numpy.float32, numpy.int64, numpy.bool_,
+                         str, bytes, int, float, complex, bool, type(None), type,
+                         types.ModuleType})
+_WALKED = frozenset({list, tuple, set, frozenset, dict, types.FunctionType, types.MethodType,
+                     functools.partial})
+_SEQUENCES = frozenset({list, tuple, set, frozenset})  # no attributes, no __self__
+
+
 def _collect(obj: Any, found: dict, depth: int, visited: set) -> None:
     """NumPy and Python generators reachable from ``obj``: itself; bound methods of one
     (``from numpy.random import randn``); a function's closure, defaults, the globals
     its code names; an object's attributes; items of lists, tuples, sets and dicts;
     partials and wrapped functions -- a few levels deep."""
-    if isinstance(obj, _RNG_TYPES):
-        found[id(obj)] = obj
+    t = type(obj)
+    if t in _LEAF_TYPES:
         return
-    if depth > 5 or isinstance(obj, _LEAVES) or id(obj) in visited or len(visited) > 5000:
+    if t not in _WALKED:
+        if isinstance(obj, _RNG_TYPES):
+            found[_address(obj)] = obj
+            return
+        if isinstance(obj, _LEAVES):
+            return
+    if depth > 5 or len(visited) > 5000:
         return
-    visited.add(id(obj))
-    owner = getattr(obj, "__self__", None)
-    if isinstance(owner, _RNG_TYPES):
-        found[id(owner)] = owner
+    key = _address(obj)
+    if key in visited:
         return
-    for o in _reached(obj, owner):
+    visited.add(key)
+    if t in _SEQUENCES or t is dict:
+        items = itertools.islice(obj if t is not dict else obj.values(), _ITEMS)
+    else:
+        owner = getattr(obj, "__self__", None)
+        if owner is not None and isinstance(owner, _RNG_TYPES):
+            found[_address(owner)] = owner
+            return
+        items = _reached(obj, owner)
+    for o in items:
         _collect(o, found, depth + 1, visited)
 
 
 def _reached(obj: Any, owner: Any) -> Iterable:
     """What ``_collect`` looks into from ``obj`` (one level; lazily, in order)."""
+    t = type(obj)
+    if t is types.FunctionType:
+        return _reached_by_function(obj)
     if isinstance(obj, (list, tuple, set, frozenset)):
         return itertools.islice(obj, _ITEMS)
     if isinstance(obj, dict):
@@ -398,12 +481,12 @@ def _reached_by_function(f: types.FunctionType) -> Iterator:
         except ValueError:  # an empty cell
             continue
         yield value
-    if f.__module__ in _OURS:
-        return
+    glob = f.__globals__
+    if f.__module__ in _OURS or glob.get("__name__") in _OURS:  # the code is one of ours:
+        return  # functools.wraps gives funcgrad's wrappers the user's __module__
     yield from f.__defaults__ or ()
     yield from (f.__kwdefaults__ or {}).values()
-    glob = f.__globals__
-    for name in _names(f.__code__):
+    for name in code_names(f.__code__):
         if name in glob:
             yield glob[name]
     wrapped = getattr(f, "__wrapped__", None)
@@ -420,14 +503,28 @@ def _reached_by_object(obj: Any) -> Iterator:
         yield from attrs.values()
 
 
-def _names(code: types.CodeType) -> set:
-    """The global names a code object and the functions nested in it read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
+def code_names(code: types.CodeType) -> tuple[str, ...]:
+    """The names (globals, attributes) that a code object and the functions nested in it
+    read, sorted.  Remembered by code object: a closure made anew at each call, as
+    combinators and lambdas are, has the same code."""
+    known = _CODE_NAMES.get(_address(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        found.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    if len(_CODE_NAMES) > 4096:  # bounded: code made at run time (exec) starts it afresh
+        _CODE_NAMES.clear()
+    names = tuple(sorted(found))
+    _CODE_NAMES[_address(code)] = (code, names)  # the code kept alive: its key its own
     return names
 
 
-__all__ = ["RandomWatch", "generator_locks", "held_generators", "record", "restore_generators",
-           "save_generators"]
+_CODE_NAMES: dict[int, tuple] = {}
+
+
+__all__ = ["RandomWatch", "code_names", "generator_locks", "held_generators", "record",
+           "restore_generators", "save_generators"]

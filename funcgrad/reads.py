@@ -42,6 +42,7 @@ from typing import Any
 import numpy
 
 from . import backend
+from .draws import code_names
 from .node import Node
 from .plan import same
 from .tracer import is_traced
@@ -54,6 +55,9 @@ MEMCMP_MIN_BYTES = 1 << 14
 MAX_DEPTH = 6
 
 _MISSING = object()
+# id() without its audit event (which an audit hook, as replay's own, makes a Python call):
+# the object's address, rotated -- one number per object while it lives, as id() is.
+_address = object.__hash__
 _SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
 _LIBRARIES = frozenset({"numpy", "scipy", "funcgrad", "optree", "pyrsistent", "attrs", "jax",
                         "jaxlib", "cupy", "dask", "torch", "pandas", "autograd", "hypothesis",
@@ -64,8 +68,19 @@ _RNG_TYPES = (numpy.random.Generator, numpy.random.RandomState, numpy.random.Bit
 def _is_library(module_name: str | None) -> bool:
     if not module_name:
         return False
-    top = module_name.partition(".")[0]
-    return top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+    known = _LIBRARY_NAMES.get(module_name)
+    if known is None:
+        top = module_name.partition(".")[0]
+        known = top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+        if len(_LIBRARY_NAMES) > 4096:
+            _LIBRARY_NAMES.clear()
+        _LIBRARY_NAMES[module_name] = known
+    return known
+
+
+_LIBRARY_NAMES: dict[str, bool] = {}  # module name -> whether it is library code
+
+
 
 
 def _load_memcmp() -> Any:
@@ -131,7 +146,8 @@ class World:
 
     ``cells``: ``(cell, value, where)``; ``items``: ``(mapping, key, value,
     where)`` (globals, ``__dict__``s, dicts); ``sizes``: ``(container, length,
-    where)``; ``arrays``: ``(array, shape, dtype, fingerprint, where)``;
+    where)``; ``arrays``: ``(array, shape, dtype, fingerprint, where)`` (``where``
+    describes the place, through :func:`_text`);
     ``foreign``: arrays of other namespaces.  :meth:`holds` is the check made
     before each replay, :meth:`changed` names what changed.
     """
@@ -191,22 +207,38 @@ class World:
         to, a dict it fills, are not counted).  ``later``: a snapshot taken since
         with this one as its ``earlier``: the arrays whose byte copy it shares were
         found unchanged then, and are not compared again."""
-        shared = ({id(row[3]) for row in later.arrays if type(row[3]) is _Copy}
+        shared = ({_address(row[3]) for row in later.arrays if type(row[3]) is _Copy}
                   if later is not None else ())
+        whole = World()  # every place but the shared arrays, checked at once: if all hold
+        whole.cells, whole.items, whole.sizes, whole.foreign = (  # (the common case), none
+            self.cells, self.items, self.sizes, self.foreign)  # is to be named
+        whole.arrays = [row for row in self.arrays if _address(row[3]) not in shared]
+        if whole.holds():
+            return None
         rows = [(w, World()) for w in ("arrays", "foreign", "cells", "items", "sizes")]
         for kind, probe in rows:
             if strict and kind == "sizes":
                 continue
             for row in getattr(self, kind):
-                if kind == "arrays" and id(row[3]) in shared:
+                if kind == "arrays" and _address(row[3]) in shared:
                     continue
-                if strict and kind == "items" and not row[-1].startswith(
+                if strict and kind == "items" and not _text(row[-1]).startswith(
                         ("global", "attribute")):
                     continue
                 setattr(probe, kind, [row])
                 if not probe.holds():
-                    return row[-1]
+                    return _text(row[-1])
         return None
+
+
+def _text(where: Any) -> str:
+    """The description of a place: ``where`` as the walk left it, a string or, made only
+    when a message needs it, ``(format, parent, *values)`` (formatting each place's
+    description as it was found cost a sixth of a walk)."""
+    if type(where) is str:
+        return where
+    fmt, parent, *values = where
+    return fmt.format(_text(parent), *values)
 
 
 def _same_scalar(got: Any, want: Any) -> bool:
@@ -219,12 +251,11 @@ class _Walk:
         self.world = World()
         # The byte copies of an earlier snapshot, by array: one whose bytes are unchanged
         # is shared, not copied again (a trace snapshots before and after the call).
-        self.copies = {id(row[0]): (row[0], row[3]) for row in earlier.arrays
+        self.copies = {_address(row[0]): (row[0], row[3]) for row in earlier.arrays
                        if type(row[3]) is _Copy} if earlier is not None else {}
         self.seen: set[int] = set()
         self.names: set[str] = set()  # attribute and global names the reached code uses
         self.objects: list = []  # (object, depth) whose attributes wait for the names
-        self.codes: set[int] = set()
         self.keep: list = []  # what `seen` names stays alive while we walk
         self.modules: list = []  # clock modules reached: their names, checked at the end
 
@@ -247,16 +278,19 @@ class _Walk:
     # -- values ----------------------------------------------------------------------
     def value(self, v: Any, depth: int, where: str) -> None:
         t = type(v)
-        if t in _SCALARS or depth > MAX_DEPTH or id(v) in self.seen:
+        if t in _SCALARS or depth > MAX_DEPTH:
             return
-        self.seen.add(id(v))
+        key = _address(v)
+        if key in self.seen:
+            return
+        self.seen.add(key)
         self.keep.append(v)
         _VISITS.get(t, _Walk.other)(self, v, depth, where)
 
     # One method per kind of value, looked up by exact type in _VISITS (below the
     # class); every other type goes through `other`, which tests by isinstance.
     def array(self, v: numpy.ndarray, depth: int, where: str) -> None:
-        known = self.copies.get(id(v))
+        known = self.copies.get(_address(v))
         if known is not None and known[0] is v and known[1].n == v.nbytes and known[1].same(v):
             fp = known[1]
         else:
@@ -268,29 +302,29 @@ class _Walk:
 
     def method(self, v: types.MethodType, depth: int, where: str) -> None:
         self.value(v.__func__, depth + 1, where)
-        self.value(v.__self__, depth + 1, f"{where}.__self__")
+        self.value(v.__self__, depth + 1, ("{0}.__self__", where))
 
     def partial(self, v: functools.partial, depth: int, where: str) -> None:
         self.value(v.func, depth + 1, where)
         for i, a in enumerate(v.args):
-            self.value(a, depth + 1, f"{where} argument {i}")
+            self.value(a, depth + 1, ("{0} argument {1}", where, i))
         for k in v.keywords:
-            self.item(v.keywords, k, depth + 1, f"{where} keyword {k}")
+            self.item(v.keywords, k, depth + 1, ("{0} keyword {1}", where, k))
 
     def list_value(self, v: list, depth: int, where: str) -> None:
         self.world.sizes.append((v, len(v), where))
         for i in range(len(v)):
-            self.item(_Items(v), i, depth + 1, f"{where}[{i}]")
+            self.item(_Items(v), i, depth + 1, ("{0}[{1}]", where, i))
 
     def sequence(self, v: Any, depth: int, where: str) -> None:
         """A tuple (a namedtuple too) or a frozenset: each item."""
         for i, o in enumerate(v):
-            self.value(o, depth + 1, f"{where}[{i}]")
+            self.value(o, depth + 1, ("{0}[{1}]", where, i))
 
     def dict_value(self, v: dict, depth: int, where: str) -> None:
         self.world.sizes.append((v, len(v), where))
         for k in list(v):
-            self.item(v, k, depth + 1, f"{where}[{k!r}]")
+            self.item(v, k, depth + 1, ("{0}[{1!r}]", where, k))
 
     def other(self, v: Any, depth: int, where: str) -> None:
         t = type(v)
@@ -309,7 +343,7 @@ class _Walk:
                 self.objects.append((v, depth))  # a user module: the attributes code names
         elif isinstance(v, (types.BuiltinFunctionType, numpy.ufunc)):
             if v.__name__ in _CLOCKS.get(getattr(v, "__module__", None), ()):
-                self.world.clocks.append(f"{v.__module__}.{v.__name__} ({where})")
+                self.world.clocks.append(f"{v.__module__}.{v.__name__} ({_text(where)})")
         elif (t.__module__ or "").startswith("funcgrad"):
             self.wrapper(v, depth, where)
         elif not _is_library(t.__module__):
@@ -320,10 +354,10 @@ class _Walk:
         wraps, not its own state."""
         for name, o in list(getattr(v, "__dict__", {}).items()):
             if callable(o):
-                self.value(o, depth + 1, f"{where}.{name}")
+                self.value(o, depth + 1, ("{0}.{1}", where, name))
         inner = getattr(v, "fun", None)
         if inner is not None:
-            self.value(inner, depth + 1, f"{where}.fun")
+            self.value(inner, depth + 1, ("{0}.fun", where))
 
     def instance(self, v: Any, depth: int) -> None:
         """A user's object: the attributes its class's code names (see attributes)."""
@@ -354,54 +388,93 @@ class _Walk:
         name = getattr(f, "__qualname__", "function")
         # The module that holds its code (functools.wraps copies __module__ from the
         # function it wraps: funcgrad's wrappers would pass for the user's code).
-        library = _is_library(f.__globals__.get("__name__"))
-        for cellname, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
-            self.cell(cell, depth + 1, f"{cellname!r} (closed over by {name})")
+        glob = f.__globals__
+        library = _is_library(glob.get("__name__"))
+        # __code__, __defaults__ and __kwdefaults__ are read once each: every read raises
+        # an audit event, which the hook replay installs makes a Python call.
+        code = f.__code__
+        for cellname, cell in zip(code.co_freevars, f.__closure__ or (), strict=False):
+            self.cell(cell, depth + 1, ("{1!r} (closed over by {2})", "", cellname, name))
         for i, d in enumerate(f.__defaults__ or ()):
-            self.value(d, depth + 1, f"default {i} of {name}")
-        for k in (f.__kwdefaults__ or {}):
-            self.item(f.__kwdefaults__, k, depth + 1, f"default {k!r} of {name}")
+            self.value(d, depth + 1, ("default {1} of {2}", "", i, name))
+        kwdefaults = f.__kwdefaults__
+        for k in (kwdefaults or {}):
+            self.item(kwdefaults, k, depth + 1, ("default {1!r} of {2}", "", k, name))
         if library:
             return
-        names = self.code_names(f.__code__)
-        glob = f.__globals__
-        for n in sorted(names):
+        names = self.code_names(code)
+        for n in names:
             if n in glob:
-                self.item(glob, n, depth + 1, f"global {n!r} (read by {name})")
+                self.item(glob, n, depth + 1, ("global {1!r} (read by {2})", "", n, name))
 
-    def code_names(self, code: types.CodeType) -> set[str]:
-        found: set[str] = set()
-        stack = [code]
-        while stack:
-            c = stack.pop()
-            found.update(c.co_names)
-            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        self.names |= found
-        return found
+    def code_names(self, code: types.CodeType) -> tuple[str, ...]:
+        names = code_names(code)
+        self.names.update(names)
+        return names
 
     def attributes(self) -> None:
         """The attributes that the reached code names, of the objects reached (until no
-        new object or name turns up)."""
-        done: set[tuple[int, str]] = set()
+        new object or name turns up): each pair of an object and a name once."""
+        objects = self.objects
+        done_objects, done_names = 0, frozenset()  # every pair of these was looked at
         while True:
-            pending = [(o, d, n) for o, d in self.objects for n in self.names
-                       if (id(o), n) not in done]
-            if not pending:
+            names = frozenset(self.names)  # a copy: the walk below may add names
+            new = names - done_names
+            n_objects = len(objects)
+            if not new and done_objects == n_objects:
                 return
-            for o, d, n in pending:
-                done.add((id(o), n))
-                try:
-                    attrs = object.__getattribute__(o, "__dict__")
-                except AttributeError:
-                    attrs = None
-                if isinstance(attrs, dict) and n in attrs:
-                    label = getattr(o, "__name__", None) or f"a {type(o).__name__}"
-                    self.item(attrs, n, d + 1, f"attribute {n!r} of {label}")
-                else:  # a method of its class: its code names more attributes
-                    f = getattr(type(o), n, None)
-                    f = getattr(f, "fget", None) or getattr(f, "__func__", f)
-                    if isinstance(f, types.FunctionType) and not _is_library(f.__module__):
-                        self.value(f, d + 1, n)
+            for i in range(n_objects):
+                pending = new if i < done_objects else names
+                if pending:
+                    o, d = objects[i]
+                    self.attributes_of(o, d, pending)
+            done_objects, done_names = n_objects, names
+
+    def attributes_of(self, o: Any, d: int, names: frozenset) -> None:
+        """The attributes ``names`` of ``o``: in its ``__dict__``, a watched place; else a
+        method or property of its class, whose code names more attributes."""
+        try:
+            attrs = object.__getattribute__(o, "__dict__")
+        except AttributeError:
+            attrs = None
+        if not isinstance(attrs, dict):
+            attrs = {}
+        cls = type(o)
+        found = _class_names(cls)
+        label = None
+        for n in names:
+            if n in attrs:
+                if label is None:
+                    label = getattr(o, "__name__", None) or f"a {cls.__name__}"
+                self.item(attrs, n, d + 1, ("attribute {1!r} of {2}", "", n, label))
+            elif found is None or n in found:  # a method of its class: more names
+                f = getattr(cls, n, None)
+                f = getattr(f, "fget", None) or getattr(f, "__func__", f)
+                if isinstance(f, types.FunctionType) and not _is_library(f.__module__):
+                    self.value(f, d + 1, n)
+
+
+def _class_names(cls: type) -> set | None:
+    """The names defined in the dictionaries of ``cls``'s classes, which is all that
+    ``getattr(cls, name)`` can find under the plain metaclass ``type`` (None under
+    another: any name is looked up).  A name not among them needs no lookup (a lookup
+    that fails raises and catches an exception: most names a code reads are not
+    attributes of every object reached)."""
+    if type(cls) is not type:
+        return None
+    known = _CLASS_NAMES.get(cls)
+    if known is not None:
+        return known
+    found = set(type.__dict__)  # what the metaclass itself answers (``mro``, ``__name__``)
+    for klass in cls.__mro__:
+        found.update(klass.__dict__)
+    if cls.__flags__ & _IMMUTABLE_TYPE:  # a built-in type (a module's): never changes
+        _CLASS_NAMES[cls] = found
+    return found
+
+
+_CLASS_NAMES: dict[type, set] = {}
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 
 
 # The exact types `_Walk.value` dispatches on; every other goes to `_Walk.other`.
@@ -454,7 +527,7 @@ def snapshot(roots: Iterable[Any], earlier: World | None = None) -> World:
     walk.attributes()
     for _, key, where in walk.modules:
         for name in sorted(_CLOCKS[key] & walk.names):
-            walk.world.clocks.append(f"{key}.{name} ({where})")
+            walk.world.clocks.append(f"{key}.{name} ({_text(where)})")
     return walk.world
 
 

@@ -113,8 +113,8 @@ class Replayed:
         # static arguments and for the message of a refused argument only.
         statics = static_argnums not in ((), None) or static_argnames not in ((), None)
         self._params = _parameters(fun) if statics else _UNREAD
-        self._static = _Statics(static_argnums, static_argnames,
-                                self._params if statics else None)
+        self._static = (_Statics(static_argnums, static_argnames, self._params) if statics
+                        else _NO_STATICS)
         # signature -> list of plans (most recently used first), or _EAGER
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._n_plans = 0
@@ -603,6 +603,9 @@ class _Statics:
         return out_args, out_kwargs
 
 
+_NO_STATICS = _Statics((), (), None)  # shared: it holds nothing of a function's own
+
+
 def _static_key(v: Any, what: str) -> Any:
     """A key of ``v`` for the signature: by type and value, signed zeros and NaNs told
     apart (``0.0 == -0.0`` would make two signatures one)."""
@@ -788,9 +791,24 @@ def _is_input(v: Any) -> bool:
 
 
 def _describe(inputs: list) -> str:
-    return ", ".join("float" if type(a) is float else
-                     f"{getattr(a, 'dtype', '?')}{tuple(getattr(a, 'shape', ()))}"
-                     for a in inputs)
+    return ", ".join([_described(a) for a in inputs])
+
+
+def _described(a: Any) -> str:
+    """``float``, or ``dtype(shape)``: NumPy's dtype names are made in Python (about 10k
+    instructions each, a tenth of a small function's first call): remembered."""
+    if type(a) is float:
+        return "float"
+    key = (getattr(a, "dtype", "?"), tuple(getattr(a, "shape", ())))
+    text = _DESCRIBED.get(key)
+    if text is None:
+        if len(_DESCRIBED) > 1024:
+            _DESCRIBED.clear()
+        text = _DESCRIBED[key] = f"{key[0]}{key[1]}"
+    return text
+
+
+_DESCRIBED: dict = {}
 
 
 def _other_plan(plans: tuple, failed_plan: Plan, failed: GuardFailed,

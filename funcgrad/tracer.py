@@ -35,7 +35,6 @@ allows it, is marked unreplayable and finishes eagerly.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import operator
 import os
@@ -43,7 +42,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 
@@ -197,8 +196,8 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "records",
-                 "tainted")
+    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "owned",
+                 "records", "tainted")
 
     def __init__(self, fallback: bool = False):
         # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
@@ -210,6 +209,7 @@ class Tape:
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
+        self.owned: frozenset | bool | None = None  # see _may_share_an_input
         self.open = True
         self.fallback = fallback
         self.tainted: str | None = None
@@ -232,22 +232,14 @@ class Tape:
 
     def new(self, v: Any) -> Traced:
         """A Traced holding ``v`` (a raw array) in the next slot."""
-        t = object.__new__(_CLASSES.get(type(v)) or traced_class(type(v)))
-        meta = self.meta
-        k = len(meta)
-        t.v = v
-        t.tape = self
-        t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
-        # Shapes and dtypes are static (the signature fixes them): read once, here.
-        t.shape, t.dtype = meta_pair = _meta(self, v.shape, v.dtype)
-        meta.append(meta_pair)
-        return t
+        return _wrap(self, v)
 
     def input(self, v: Any) -> Traced:
         """The next input slot, holding the caller's array ``v`` (or Python float)."""
         if self.n != len(self.inputs):
             raise RuntimeError("inputs come before every step")
         self.inputs.append(v)
+        self.owned = None
         if type(v) is float:
             return _number(self, v)
         return self.new(v)
@@ -256,14 +248,9 @@ class Tape:
     def n_inputs(self) -> int:
         return len(self.inputs)
 
-    @contextlib.contextmanager
-    def active(self) -> Iterator[Tape]:
+    def active(self) -> _Active:
         """Within the block, namespace calls without a traced argument record here."""
-        token = _TAPE.set(self)
-        try:
-            yield self
-        finally:
-            _TAPE.reset(token)
+        return _Active(self)
 
     # -- steps ------------------------------------------------------------------
     def call(self, fn: Callable, args: tuple, kwargs: dict | None, name: str,
@@ -382,23 +369,53 @@ class Tape:
                 raise ReplayError(
                     f"fg.replay: {name} updates in place an array that is not traced (a "
                     f"constant of the plan) at {caller()}; update arrays the function makes")
-            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self.inputs):
+            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self):
                 raise ReplayError(
                     f"fg.replay: {name} updates an argument of the function in place at "
                     f"{caller()}; a replay cannot undo that if it has to trace again: "
                     "update a copy")
 
 
-def _may_share_an_input(v: Any, inputs: list) -> bool:
-    """Whether the raw array ``v`` may share memory with a NumPy input.  Two arrays
-    that each own their data (``base`` None) and are not one share none: the common
-    case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
+class _Active:
+    """``Tape.active()``'s block: a class, cheaper than a generator's context manager."""
+
+    __slots__ = ("tape", "token")
+
+    def __init__(self, tape: Tape):
+        self.tape = tape
+
+    def __enter__(self) -> Tape:
+        self.token = _TAPE.set(self.tape)
+        return self.tape
+
+    def __exit__(self, *exc: object) -> None:
+        _TAPE.reset(self.token)
+
+
+def _may_share_an_input(v: Any, tape: Tape) -> bool:
+    """Whether the raw array ``v`` may share memory with a NumPy input of ``tape``.  Two
+    arrays that each own their data (``base`` None) and are not one share none: the
+    common case (a sum the fold updates in place) is spared ``numpy.may_share_memory``."""
     if type(v) is not numpy.ndarray:
         return False
-    if v.base is None and all(type(i) is not numpy.ndarray or (i.base is None and i is not v)
-                              for i in inputs):
+    owned = tape.owned
+    if owned is None:
+        owned = tape.owned = _owned(tape.inputs)
+    if v.base is None and owned is not False and _address(v) not in owned:
         return False
-    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in inputs)
+    return any(type(i) is numpy.ndarray and numpy.may_share_memory(v, i) for i in tape.inputs)
+
+
+def _owned(inputs: list) -> frozenset | bool:
+    """The addresses of the NumPy arrays among ``inputs`` when each owns its data, else
+    False."""
+    arrays = [i for i in inputs if type(i) is numpy.ndarray]
+    if all(i.base is None for i in arrays):
+        return frozenset(_address(i) for i in arrays)
+    return False
+
+
+_address = object.__hash__  # id() without its audit event: see funcgrad.reads
 
 
 def _closed_message() -> str:
@@ -755,12 +772,32 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         else:
             o = mark = other
         if reflected:
-            value, targs = op(o, self.v), (mark, self.mark)
+            value, a, b = op(o, self.v), mark, self.mark
         else:
-            value, targs = op(self.v, o), (self.mark, mark)
+            value, a, b = op(self.v, o), self.mark, mark
         if type(value) in _NUMPY_ARRAYS:
-            return emit(tape, op, targs, None, value, symbol)
-        return tape.result(op, targs, None, value, symbol)
+            # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+            if not tape.open:
+                raise ReplayError(_closed_message())
+            t = _NEW(_NUMPY_TRACED)
+            meta = tape.meta
+            k = len(meta)
+            t.v = value
+            t.tape = tape
+            try:
+                t.mark = mark = _MARKS[k]
+            except IndexError:
+                t.mark = mark = Slot.of(k)
+            shape = value.shape
+            dtype = t.dtype = value.dtype
+            pair = tape.last
+            if pair[1] is not dtype or pair[0] != shape:
+                pair = _meta(tape, shape, dtype)
+            t.shape = pair[0]
+            meta.append(pair)
+            tape.records += (2, op, a, b, None, mark, symbol)  # emit's record, inline
+            return t
+        return tape.result(op, (a, b), None, value, symbol)
 
     return method
 
@@ -771,12 +808,26 @@ _PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray, numpy.flo
 
 def _in_place(op: Callable, symbol: str) -> Callable:
     def method(self, other):
-        if _owns_operators(type(other)):
-            return NotImplemented
+        t = type(other)
         tape = self.tape
+        if t in _TRACED and other.tape is tape:
+            o, mark = other.v, other.mark
+        elif t in _PLAIN_OPERANDS:
+            o = mark = other
+        else:
+            if _owns_operators(t):
+                return NotImplemented
+            tape._check_target(self, symbol)
+            raws, targs = split_args((self, other), tape)
+            return tape.result(op, targs, None, op(*raws), symbol, effect=True)
         tape._check_target(self, symbol)
-        raws, targs = split_args((self, other), tape)
-        return tape.result(op, targs, None, op(*raws), symbol, effect=True)
+        value = op(self.v, o)
+        if type(value) in _NUMPY_ARRAYS:  # emit's effect record, inline
+            t = _wrap(tape, value)
+            tape.records.append(_new(Eqn, (op, (self.mark, mark), None, t.mark.outputs, symbol,
+                                           True, False)))
+            return t
+        return tape.result(op, (self.mark, mark), None, value, symbol, effect=True)
 
     return method
 
@@ -809,7 +860,13 @@ for _name, _symbol in {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
     setattr(Traced, f"__{_name}__", _binary(getattr(operator, _name), _symbol))
 def _unary(op: Callable, symbol: str) -> Callable:
     def method(self):
-        return self.tape.call(op, (self,), None, symbol)
+        tape = self.tape
+        value = op(self.v)
+        if type(value) in _NUMPY_ARRAYS:  # Tape.call's step, shorter
+            t = _wrap(tape, value)
+            tape.records += (1, op, self.mark, None, t.mark, symbol)
+            return t
+        return tape.result(op, (self.mark,), None, value, symbol)
 
     return method
 
@@ -944,22 +1001,40 @@ def _register_number() -> None:
 
 
 def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
-    """The step that made ``value``, one new array: recorded, and ``value`` traced.
+    """The step that made ``value``, one new array: recorded, and ``value`` traced."""
+    t = _wrap(tape, value)
+    if effect:
+        tape.records.append(_new(Eqn, (fn, targs, tkw, t.mark.outputs, name, True, False)))
+    else:
+        tape.records += [len(targs), fn, *targs, tkw, t.mark, name]
+    if check:  # a shape read from data: a guard
+        tape.records.append(Guard(_SHAPE, t.mark.k, t.shape, name, caller()))
+    return t
 
-    The common case of every step, kept to one call: what :meth:`Tape.new`
-    and :meth:`Tape.result` do, inline.
+
+_NEW = object.__new__  # a Traced is made without __init__: its slots are set in place
+
+
+def _wrap(tape: Tape, value: Any) -> Traced:
+    """``value``, a raw array, traced in the tape's next slot (nothing recorded).
+
+    Every step's result goes through here: kept to the fewest operations.
     """
     if not tape.open:
         raise ReplayError(_closed_message())
-    t = object.__new__(_CLASSES.get(type(value)) or traced_class(type(value)))
+    try:
+        t = _NEW(_CLASSES[type(value)])
+    except KeyError:
+        t = _NEW(traced_class(type(value)))
     meta = tape.meta
     k = len(meta)
     t.v = value
     t.tape = tape
     try:
-        t.mark = mark = _MARKS[k]
+        t.mark = _MARKS[k]
     except IndexError:
-        t.mark = mark = Slot.of(k)
+        t.mark = Slot.of(k)
+    # Shapes and dtypes are static (the signature fixes them): read once, here.
     shape = value.shape
     dtype = t.dtype = value.dtype
     pair = tape.last
@@ -967,15 +1042,6 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    if effect:
-        tape.records.append(_new(Eqn, (fn, targs, tkw, _one(k), name, True, False)))
-    else:
-        records = tape.records
-        records += (len(targs), fn)
-        records += targs
-        records += (tkw, mark, name)
-    if check:  # a shape read from data: a guard
-        tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
 
 
@@ -995,52 +1061,96 @@ def _meta(tape: Tape, shape: tuple, dtype: Any) -> tuple:
 
 
 _CONTAINERS = frozenset({list, tuple, dict, slice})
+_UNARY_SHAPED = DATA_SHAPED | {"where"}  # where(condition) alone is nonzero
 
 
 def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     """A primitive given a traced argument: one step calling what eager would call
     (``numpy_impl`` when every argument is NumPy data, else ``impl``)."""
-    if not kwargs:
-        if len(args) == 1:  # the commonest case, spared the loop
-            return _run_unary(prim, args[0])
-        if len(args) == 2 and type(args[0]) not in _CONTAINERS and type(
-                args[1]) not in _CONTAINERS:
+    if kwargs or len(args) != 1:
+        if not kwargs and len(args) == 2:
             return _run_binary(prim, args)
-    return _run_general(prim, args, kwargs)
-
-
-def _run_unary(prim: Primitive, a: Traced) -> Any:
+        return _run_general(prim, args, kwargs)
+    # One traced argument, the commonest case: run and recorded here, spared two calls.
+    a = args[0]
     v = a.v
     impl = prim.numpy_impl if type(v) in NUMPY_TYPES else prim.impl
     value = impl(v)
     name = prim.name
-    check = ((a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
-             or name in DATA_SHAPED or name == "where")  # _shape_guarded, inline
-    if type(value) in _NUMPY_ARRAYS:
-        return emit(a.tape, impl, (a.mark,), None, value, name, check)
-    return a.tape.result(impl, (a.mark,), None, value, name, check)
+    check = name in _UNARY_SHAPED or (  # _shape_guarded, inline
+        a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
+    tape = a.tape
+    if check or type(value) not in _NUMPY_ARRAYS:
+        return tape.result(impl, (a.mark,), None, value, name, check)
+    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = _NEW(_NUMPY_TRACED)
+    meta = tape.meta
+    k = len(meta)
+    t.v = value
+    t.tape = tape
+    try:
+        t.mark = mark = _MARKS[k]
+    except IndexError:
+        t.mark = mark = Slot.of(k)
+    shape = value.shape
+    dtype = t.dtype = value.dtype
+    pair = tape.last
+    if pair[1] is not dtype or pair[0] != shape:
+        pair = _meta(tape, shape, dtype)
+    t.shape = pair[0]
+    meta.append(pair)
+    tape.records += (1, impl, a.mark, None, mark, name)  # emit's record, inline
+    return t
 
 
 def _run_binary(prim: Primitive, args: tuple) -> Any:
-    """Two arguments, neither a container: a traced value and a constant, or two."""
+    """Two arguments: a traced value and a constant, or two (a container: the general
+    path)."""
     a, b = args
+    tb = type(b)
     if type(a) in _TRACED:
         tape, av, am = a.tape, a.v, a.mark
-        if type(b) in _TRACED:
+        if tb in _TRACED:
             if b.tape is not tape:
                 raise ReplayError(_foreign_message(b))
             bv, bm = b.v, b.mark
+        elif tb in _CONTAINERS:
+            return _run_general(prim, args, {})
         else:
             bv = bm = b
+    elif type(a) in _CONTAINERS or tb not in _TRACED:
+        return _run_general(prim, args, {})
     else:
         tape, bv, bm = b.tape, b.v, b.mark
         av = am = a
     impl = prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES else prim.impl
     value = impl(av, bv)
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
-    if type(value) in _NUMPY_ARRAYS:
-        return emit(tape, impl, (am, bm), None, value, prim.name, check)
-    return tape.result(impl, (am, bm), None, value, prim.name, check)
+    if check or type(value) not in _NUMPY_ARRAYS:
+        return tape.result(impl, (am, bm), None, value, prim.name, check)
+    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
+    if not tape.open:
+        raise ReplayError(_closed_message())
+    t = _NEW(_NUMPY_TRACED)
+    meta = tape.meta
+    k = len(meta)
+    t.v = value
+    t.tape = tape
+    try:
+        t.mark = mark = _MARKS[k]
+    except IndexError:
+        t.mark = mark = Slot.of(k)
+    shape = value.shape
+    dtype = t.dtype = value.dtype
+    pair = tape.last
+    if pair[1] is not dtype or pair[0] != shape:
+        pair = _meta(tape, shape, dtype)
+    t.shape = pair[0]
+    meta.append(pair)
+    tape.records += (2, impl, am, bm, None, mark, prim.name)  # emit's record, inline
+    return t
 
 
 def _run_general(prim: Primitive, args: tuple, kwargs: dict) -> Any:
@@ -1138,7 +1248,7 @@ def current_tape() -> Tape | None:
     return _TAPE.get()
 
 
-traced_class(numpy.ndarray)
+_NUMPY_TRACED = traced_class(numpy.ndarray)  # the Traced class of every NumPy array type
 _register_number()
 
 

@@ -411,3 +411,91 @@ def test_a_large_closed_over_array_changed_while_traced_is_refused_and_checked_o
     r = fg.replay(read)
     assert r(np.ones(40_000)) == np.sum(big) and r(np.ones(40_000)) == np.sum(big)
     assert r.stats.hits == 1
+
+
+class _Config:
+    def __init__(self):
+        self.scale = np.ones(2)
+
+
+_CONFIG = _Config()
+_GLOBAL_SCALE = np.ones(2)
+
+
+def _places():
+    """``{kind: (function, change, description)}``: a function reading one kind of place,
+    a change of that place, and how a refusal names it."""
+    cell = np.ones(2)
+    in_list, in_dict, in_tuple = [np.ones(2)], {"w": np.ones(2)}, (np.ones(2),)
+    holder = _Config()
+    method = holder.__init__  # a bound method: its __self__ is walked
+    import functools
+
+    part = functools.partial(lambda x, a, *, k: x * a * k, np.ones(2), k=np.ones(2))
+
+    def by_cell(x):
+        return x * cell
+
+    def by_default(x, d=np.ones(2)):  # noqa: B008  (the place watched)
+        return x * d
+
+    def by_kwdefault(x, *, d=np.ones(2)):  # noqa: B008
+        return x * d
+
+    def by_global(x):
+        return x * _GLOBAL_SCALE
+
+    def by_attribute(x):
+        return x * _CONFIG.scale
+
+    def by_list(x):
+        return x * in_list[0]
+
+    def by_dict(x):
+        return x * in_dict["w"]
+
+    def by_tuple(x):
+        return x * in_tuple[0]
+
+    def by_method(x):
+        return x * method.__self__.scale
+
+    def by_partial(x):
+        return part(x)
+
+    def bump(a):
+        a[0] += 1.0
+
+    q = "_places.<locals>."
+    return {
+        "cell": (by_cell, lambda: bump(cell), f"'cell' (closed over by {q}by_cell)"),
+        "default": (by_default, lambda: bump(by_default.__defaults__[0]),
+                    f"default 0 of {q}by_default"),
+        "kwdefault": (by_kwdefault, lambda: bump(by_kwdefault.__kwdefaults__["d"]),
+                      f"default 'd' of {q}by_kwdefault"),
+        "global": (by_global, lambda: bump(_GLOBAL_SCALE),
+                   f"global '_GLOBAL_SCALE' (read by {q}by_global)"),
+        "attribute": (by_attribute, lambda: bump(_CONFIG.scale), "attribute 'scale' of a _Config"),
+        "list": (by_list, lambda: bump(in_list[0]), f"'in_list' (closed over by {q}by_list)[0]"),
+        "dict": (by_dict, lambda: bump(in_dict["w"]),
+                 f"'in_dict' (closed over by {q}by_dict)['w']"),
+        "tuple": (by_tuple, lambda: bump(in_tuple[0]),
+                  f"'in_tuple' (closed over by {q}by_tuple)[0]"),
+        "method": (by_method, lambda: bump(holder.scale), "attribute 'scale' of a _Config"),
+        "partial argument": (by_partial, lambda: bump(part.args[0]),
+                             f"'part' (closed over by {q}by_partial) argument 0"),
+        "partial keyword": (by_partial, lambda: bump(part.keywords["k"]),
+                            f"'part' (closed over by {q}by_partial) keyword k"),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(_places()))
+def test_a_changed_place_is_named_as_it_was_found(kind):
+    from funcgrad import reads
+
+    fun, change, description = _places()[kind]
+    world = reads.snapshot([fun])
+    assert world.holds() and world.changed() is None
+    change()
+    assert not world.holds()
+    assert world.changed() == description

@@ -16,6 +16,7 @@ import random
 import secrets
 import tempfile
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -570,6 +571,27 @@ def test_other_generators_under_a_trace_are_refused_by_name(case):
     assert name in str(info.value)
 
 
+HELD = ["a closed-over NumPy Generator", "a Generator in a closed-over dict",
+        "self.rng, a NumPy RandomState", "a name bound before", "a Python name bound before",
+        "a random.Random instance"]
+WRAPPERS = {
+    "value_and_grad": lambda f: fg.value_and_grad(lambda x: fnp.sum(f(x))),
+    "grad of grad": lambda f: fg.grad(lambda y: fnp.sum(fg.grad(lambda x: fnp.sum(f(x)))(y))),
+    "jacobian": lambda f: fg.jacobian(f),
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("case", HELD)
+def test_a_generator_held_by_a_differentiated_function_is_refused(case, wrapper):
+    # The watch walks through funcgrad's wrappers (whose __module__ functools.wraps makes
+    # the user's) to the function they differentiate, and finds what it holds.
+    fun, name = REFUSED[case]
+    with pytest.raises(fg.ReplayError, match="fnp.random") as info:
+        fg.replay(WRAPPERS[wrapper](fun))(X1)
+    assert name in str(info.value)
+
+
 def test_temporary_file_names_are_no_draws(tmp_path):
     def f(x):
         with tempfile.NamedTemporaryFile(dir=tmp_path):  # tempfile's own Random
@@ -590,6 +612,63 @@ def test_draws_outside_traces_are_untouched():
     assert np.random.randn == before and random.random == random._inst.random
     assert "random" not in random.Random.__dict__  # the C method shows again
     assert random.Random.seed.__module__ == "random"
+    for module in (np.random, np.random.mtrand, random, secrets):  # their class put back
+        assert type(module) is types.ModuleType
+
+
+MODULE_DRAWS = {  # every way a module's drawing function is read while a trace runs
+    "attribute": lambda x: x * np.random.randn(3),
+    "mtrand": lambda x: x * np.random.mtrand.randn(3),
+    "getattr": lambda x, name="randn": x * getattr(np.random, name)(3),
+    "imported inside": lambda x: x * __import__("numpy.random").random.rand(3),
+    "from-import inside": lambda x: x * _from_import_inside(),
+    "python random.uniform": lambda x: x * random.uniform(0.0, 1.0),
+    "secrets.choice": lambda x: x * secrets.choice([1.0, 2.0]),
+}
+
+
+def _from_import_inside():
+    from numpy.random import standard_normal
+
+    return standard_normal(3)
+
+
+@pytest.mark.parametrize("case", sorted(MODULE_DRAWS))
+def test_a_modules_drawing_function_read_any_way_under_a_trace_is_refused(case):
+    with pytest.raises(fg.ReplayError, match="fnp.random"):
+        fg.replay(MODULE_DRAWS[case])(X1)
+    assert type(np.random) is types.ModuleType
+
+
+def test_a_module_function_mocked_before_the_trace_is_watched_too(monkeypatch):
+    monkeypatch.setattr(np.random, "randn", lambda *shape: np.ones(shape))
+    with pytest.raises(fg.ReplayError, match="numpy.random.randn"):
+        fg.replay(lambda x: x * np.random.randn(3))(X1)
+    assert (np.random.randn(2) == 1).all()  # the mock itself, outside
+
+
+def test_a_trace_ending_in_another_thread_leaves_the_watch_of_this_one():
+    inside, other_done, errors = threading.Event(), threading.Event(), []
+
+    def slow(x):
+        inside.set()
+        other_done.wait(10)
+        return x * np.random.randn(3)  # drawn after the other trace ended
+
+    def run():
+        try:
+            fg.replay(slow)(X1)
+        except fg.ReplayError as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    inside.wait(10)
+    fg.replay(lambda x: x * 2)(X1)  # a whole trace in this thread meanwhile
+    other_done.set()
+    thread.join()
+    assert errors and "numpy.random.randn" in str(errors[0])
+    assert type(np.random) is types.ModuleType
 
 
 def test_another_thread_drawing_from_numpys_global_generator_is_no_draw_of_the_trace():
