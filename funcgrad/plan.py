@@ -43,7 +43,7 @@ from typing import Any
 from . import drawing
 from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import dot_str, short_text
-from .tracer import Eqn, Guard, Slot, Tape
+from .tracer import Eqn, Guard, Slot, Tape, decode
 
 # Beyond these sizes a display would be unreadable or slow.
 HTML_MAX_ROWS = 500
@@ -357,11 +357,12 @@ def _slow_step(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple,
 
 
 # -- the tape's flat records ------------------------------------------------------
-# A tape keeps its steps flat (see tracer.decode): a plain step -- one array made, no
-# effect -- is ``n, fn, arg_1 ... arg_n, kwargs, out, name`` in a row of cells, ``out``
-# its Slot (or its outputs tuple); any other record (a Guard; an Eqn with an effect,
-# unpacked results or made elsewhere) is itself, in one cell.  A plan reads a plain
-# step where it lies, by its offset, and makes no record of it.
+# A tape keeps its steps flat (tracer.decode reads them as records): a plain step -- one
+# array made, no effect -- lies in a row of cells (``fn, arg_1, arg_2, out, name``;
+# ``~n, fn, arg_1 ... arg_n, out, name``; or ``n, fn, arg_1 ... arg_n, kwargs, out,
+# name``), ``out`` its Slot or its outputs tuple; any other record (a Guard; an Eqn with
+# an effect, unpacked results or made elsewhere) is itself, in one cell.  A plan reads a
+# plain step where it lies, by its offset, and makes no record of it.
 
 
 def _offsets(records: list) -> list[int]:
@@ -371,60 +372,68 @@ def _offsets(records: list) -> list[int]:
     while i < end:
         at.append(i)
         o = records[i]
-        i += o + 5 if type(o) is int else 1
+        t = type(o)
+        if t is int:
+            i += o + 5 if o >= 0 else 3 - o  # n + 5 cells, or n + 4 with no keywords
+        elif t is Eqn or t is Guard:
+            i += 1
+        else:
+            i += 5  # fn, arg_1, arg_2, out, name
     return at
 
 
 def _entry_at(records: list, i: int) -> Eqn | Guard:
     """The record at offset ``i`` (a plain step's Eqn made anew: for display, compiling)."""
-    o = records[i]
-    if type(o) is not int:
-        return o
-    j = i + 2 + o
-    made = records[j + 1]
-    return Eqn(records[i + 1], tuple(records[i + 2:j]), records[j],
-               made.outputs if type(made) is Slot else made, records[j + 2])
+    return decode(records, i, i + 1)[0]
 
 
-def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list, dict]:
-    """The records kept, in order (their offsets), and the slots each reads: walking back
-    from the outputs, the guards, the effects and the steps whose results a later kept
-    record reads (or the plan returns).  Also each slot's last reader (the offset past
-    the end for an output: never released)."""
+def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list, list, dict]:
+    """The records kept, in order (their offsets): walking back from the outputs, the
+    guards, the effects and the steps whose results a later kept record reads (or the
+    plan returns).  With them, each one's view -- ``(fn, args, kwargs, out)`` for a plain
+    step, the record itself for any other -- and the slots it reads; and each slot's last
+    reader (the offset past the end for an output: never released)."""
     last = dict.fromkeys(outputs, len(records))
     live = last.keys()
-    kept = []
-    reads = []
+    kept, views, reads = [], [], []
     for i in reversed(at):
         o = records[i]
-        if type(o) is int:  # a plain step
+        t = type(o)
+        if t is Eqn or t is Guard:
+            found = _whole_reads(o, live, last, i)
+            if found is not None:
+                kept.append(i)
+                views.append(o)
+                reads.append(found)
+            continue
+        if t is not int:  # fn, arg_1, arg_2, out, name
+            fn, args, kwargs, j = o, records[i + 1:i + 3], None, i + 3
+        elif o < 0:  # ~n, fn, arg_1 ... arg_n, out, name
+            j = i + 1 - o  # i + 2 + n
+            fn, args, kwargs = records[i + 1], records[i + 2:j], None
+        else:  # n, fn, arg_1 ... arg_n, kwargs, out, name
             j = i + 2 + o
-            made = records[j + 1]
-            if made not in last if type(made) is Slot else live.isdisjoint(made):
-                continue
-            found = []
-            for a in records[i + 2:j]:
-                if type(a) is Slot:
-                    found.append(a)
-                    if a not in last:
-                        last[a] = i
-                elif type(a) in _CONTAINERS:
-                    found += _first_read(slots_in(a, []), last, i)
-            if records[j]:
-                found += _first_read(slots_in(records[j], []), last, i)
-        else:
-            if type(o) is Guard:
-                found = [Slot.of(o.slot)]
-            elif o.effect or not live.isdisjoint(o.outputs):
-                found = _slots_read(o.args, o.kwargs)
-            else:
-                continue
-            _first_read(found, last, i)
+            fn, args, kwargs, j = records[i + 1], records[i + 2:j], records[j], j + 1
+        made = records[j]
+        if made not in last if type(made) is Slot else live.isdisjoint(made):
+            continue
+        found = []
+        for a in args:
+            if type(a) is Slot:
+                found.append(a)
+                if a not in last:
+                    last[a] = i
+            elif type(a) in _CONTAINERS:
+                found += _first_read(slots_in(a, []), last, i)
+        if kwargs:
+            found += _first_read(slots_in(kwargs, []), last, i)
         kept.append(i)
+        views.append((fn, args, kwargs, made))
         reads.append(found)
     kept.reverse()
+    views.reverse()
     reads.reverse()
-    return kept, reads, last
+    return kept, views, reads, last
 
 
 def _first_read(found: list, last: dict, i: int) -> list:
@@ -433,6 +442,16 @@ def _first_read(found: list, last: dict, i: int) -> list:
         if s not in last:
             last[s] = i
     return found
+
+
+def _whole_reads(record: Eqn | Guard, live: Any, last: dict, i: int) -> list | None:
+    """The slots a record kept whole reads (marked last read at ``i`` if not yet read),
+    or None if it is dead (no effect, and no result in ``live``)."""
+    if type(record) is Guard:
+        return _first_read([Slot.of(record.slot)], last, i)
+    if record.effect or not live.isdisjoint(record.outputs):
+        return _first_read(_slots_read(record.args, record.kwargs), last, i)
+    return None
 
 
 class _Places:
@@ -475,7 +494,7 @@ def _writes(outputs: tuple, target: Any, reg: dict, dying: list, places: _Places
     return tuple(writes)
 
 
-def _layout(records: list, kept: list[int], reads: list, last: dict,
+def _layout(kept: list[int], views: list, reads: list, last: dict,
             n_inputs: int) -> tuple[list, dict, int]:
     """Per kept record its (writes, clears) registers; slot -> register; the number of
     registers.  Slots share the places of one list, a place taken again once its value
@@ -484,24 +503,25 @@ def _layout(records: list, kept: list[int], reads: list, last: dict,
     places = _Places(n_inputs)
     take, free = places.take, places.free
     layout = []
-    for i, found in zip(kept, reads, strict=True):
+    for i, view, found in zip(kept, views, reads, strict=True):
         dying: list[int] = []
         for s in found:
             if last[s] == i:
                 r = reg[s]
                 if r not in dying:
                     dying.append(r)
-        o = records[i]
-        if type(o) is int and type(made := records[i + o + 3]) is Slot:  # kept: read later
+        t = type(view)
+        if t is tuple and type(made := view[3]) is Slot:  # a plain step, kept: read later
             r = dying.pop() if dying else take()
             reg[made] = r
             writes = (r,)
-        elif type(o) is Guard:
+        elif t is tuple:
+            writes = _writes(made, None, reg, dying, places, last)
+        elif t is Guard:
             writes = ()
         else:
-            target = o.args[0] if type(o) is Eqn and o.effect and o.fn in _IN_PLACE else None
-            writes = _writes(made if type(o) is int else o.outputs, target, reg, dying, places,
-                             last)
+            target = view.args[0] if view.effect and view.fn in _IN_PLACE else None
+            writes = _writes(view.outputs, target, reg, dying, places, last)
         layout.append((writes, tuple(dying)))
         free += dying
     return layout, reg, places.n
@@ -551,35 +571,32 @@ class Plan:
         return [records[i] for i in self._starts if type(records[i]) is not int]
 
     # -- building ---------------------------------------------------------------
-    def _schedule(self) -> tuple[list[int], list, dict, int, dict]:
+    def _schedule(self) -> tuple[list[int], list, dict, int, dict, list]:
         """Kept records in order (their offsets); per kept record its (writes, clears)
-        registers; slot -> register; the number of registers; slot -> its last reader."""
-        records = self._records
+        registers; slot -> register; the number of registers; slot -> its last reader;
+        per kept record its view (see _live)."""
         outputs = [t for t in self._out_template if type(t) is Slot]
-        kept, reads, last = _live(records, self._starts, outputs)
-        layout, reg, n_regs = _layout(records, kept, reads, last, self.n_inputs)
-        return kept, layout, reg, n_regs, last
+        kept, views, reads, last = _live(self._records, self._starts, outputs)
+        layout, reg, n_regs = _layout(kept, views, reads, last, self.n_inputs)
+        return kept, layout, reg, n_regs, last, views
 
     def _build(self) -> None:
-        kept, layout, reg, n_regs, _ = self._schedule()
-        records = self._records
+        kept, layout, reg, n_regs, _, views = self._schedule()
         steps = []
         ordinal = 0
-        for i, (writes, clears) in zip(kept, layout, strict=True):
-            o = records[i]
-            if type(o) is int:  # a plain step, read where it lies
-                j = i + 2 + o
-                step = _fast_step(records[i + 1], records[i + 2:j], records[j], writes,
-                                  clears, reg)
-            elif type(o) is Guard:
-                step = _slow_step(o, ordinal, writes, clears, reg)
+        for i, view, (writes, clears) in zip(kept, views, layout, strict=True):
+            t = type(view)
+            if t is tuple:  # a plain step: (fn, args, kwargs, out)
+                step = _fast_step(view[0], view[1], view[2], writes, clears, reg)
+            elif t is Guard:
+                step = _slow_step(view, ordinal, writes, clears, reg)
                 ordinal += 1
-                steps.append(step)
-                continue
+            elif not view.unpack:
+                step = _fast_step(view.fn, view.args, view.kwargs, writes, clears, reg)
             else:
-                step = None if o.unpack else _fast_step(o.fn, o.args, o.kwargs, writes,
-                                                        clears, reg)
-            steps.append(step or _slow_step(_entry_at(records, i), -1, writes, clears, reg))
+                step = None
+            steps.append(step or _slow_step(_entry_at(self._records, i), -1, writes, clears,
+                                            reg))
         self._blank = [None] * (n_regs - self.n_inputs)
         self._outs = [(reg[t], None) if type(t) is Slot else (None, t)
                       for t in self._out_template]
@@ -640,7 +657,7 @@ class Plan:
         """
         if self._compiled is not None:
             return True
-        kept, layout, reg, _, _ = self._schedule()
+        kept, layout, reg, _, _, _ = self._schedule()
         if len(kept) > COMPILE_MAX_STEPS:
             return False
         src = _Source()
@@ -678,7 +695,7 @@ class Plan:
     @property
     def steps(self) -> tuple[Step, ...]:
         """The kept steps, in order, as :class:`Step` records."""
-        kept, layout, _, _, last = self._schedule()
+        kept, layout, _, _, last, _ = self._schedule()
         meta = self._slot_meta()
         out = []
         for n, (i, (writes, _)) in enumerate(zip(kept, layout, strict=True)):

@@ -99,14 +99,21 @@ class Guard(NamedTuple):
 _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
-class Slot(int):
+class Slot(float):
     """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    Made once per number for the process (a trace allocates none): an int
-    subclass with no slots of its own, 32 bytes that the cyclic collector never
-    walks.  It is told from a constant int of a template by its type (always
-    compared with ``type(x) is Slot``); ``k`` is its number as a plain int;
-    ``outputs`` the ``(k,)`` of the steps that fill it.
+    Made once per number for the process, in runs as traces need them: a float
+    subclass with no slots of its own, 40 bytes (an int subclass takes 48: every
+    instance of a class made in Python carries the cyclic collector's header),
+    and a long trace makes one per step it records.  It equals its number and
+    hashes as it does, so dicts may key slots by either; it is told from a
+    constant of a template by its type alone (always ``type(x) is Slot``); ``k``
+    is its number as a plain int (to index a list with); ``outputs`` the ``(k,)``
+    of the steps that fill it.
+
+    >>> s = Slot.of(3)
+    >>> s, s.k, s == 3, type(s) is Slot, type(3.0) is Slot
+    (%3, 3, True, True, False)
     """
 
     __slots__ = ()
@@ -127,10 +134,10 @@ class Slot(int):
     @classmethod
     def of(cls, k: int) -> Slot:
         made = cls._made
-        if len(made) <= k:  # made in blocks (an eighth more at a time): slots come in runs
+        if len(made) <= k:  # made in runs of 1024, as slots come: a trace makes few spare
             with _SLOTS_LOCK:  # two threads extending at once would number them wrong
                 n = len(made)
-                made.extend(cls(i) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
+                made.extend(cls(i) for i in range(n, max(k + 1, n + 1024)))
         return made[k]
 
 
@@ -147,28 +154,41 @@ def _one(k: int) -> tuple:
     return ones[k]
 
 
-def decode(records: list) -> list[Eqn | Guard]:
-    """The records of a tape's flat ``records`` (see :class:`Tape`): a plain step is
-    ``n, fn, arg_1 ... arg_n, kwargs, out, name`` in a row, ``out`` its one Slot or its
-    outputs tuple; any other record is itself, one cell."""
+def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn | Guard]:
+    """The records of a tape's flat ``records`` (see :class:`Tape`), as Eqn and Guard:
+    those beginning from offset ``start`` (where one begins) before ``stop``.
+
+    A plain step (one array made, no effect) lies in a row of cells, in one of three
+    forms told apart by its first cell (``out`` is its Slot, or its outputs tuple):
+
+    - ``fn, arg_1, arg_2, out, name``: two arguments and no keywords, the commonest;
+    - ``~n, fn, arg_1 ... arg_n, out, name``: ``n`` arguments and no keywords;
+    - ``n, fn, arg_1 ... arg_n, kwargs, out, name``: ``n`` arguments and keywords.
+
+    Any other record (a Guard; an Eqn with an effect, unpacked results, or made
+    elsewhere) is itself, in one cell.
+    """
     out: list = []
     append = out.append
-    i, end = 0, len(records)
-    new, ones = _new, _ONES
+    i, end = start, len(records) if stop is None else stop
+    new = _new
     while i < end:
         o = records[i]
-        if type(o) is not int:  # a record in one cell (a Slot is never a step's first cell)
+        t = type(o)
+        if t is Eqn or t is Guard:  # a record in one cell
             append(o)
             i += 1
             continue
-        j = i + 2 + o
-        made = records[j + 1]
-        if type(made) is Slot:
-            k = int(made)
-            made = ones[k] if k < len(ones) else _one(k)
-        append(new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], made,
-                         records[j + 2], False, False)))
-        i = j + 3
+        if t is not int:  # fn, arg_1, arg_2, out, name
+            fn, args, kwargs, i = o, (records[i + 1], records[i + 2]), None, i + 3
+        else:
+            j = i + 2 + (o if o >= 0 else ~o)
+            fn, args = records[i + 1], tuple(records[i + 2:j])
+            kwargs, i = (records[j], j + 1) if o >= 0 else (None, j)
+        made = records[i]
+        append(new(Eqn, (fn, args, kwargs, made.outputs if type(made) is Slot else made,
+                         records[i + 1], False, False)))
+        i += 2
     return out
 
 
@@ -968,12 +988,15 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
     t.shape = pair[0]
     meta.append(pair)
     if effect:
-        tape.records.append(_new(Eqn, (fn, targs, tkw, _one(k), name, True, False)))
+        tape.records.append(_new(Eqn, (fn, targs, tkw, (k,), name, True, False)))
+    elif tkw is None and len(targs) == 2:  # the commonest step, in five cells (see decode)
+        a, b = targs
+        tape.records += (fn, a, b, mark, name)
     else:
         records = tape.records
-        records += (len(targs), fn)
+        records += (len(targs), fn) if tkw else (~len(targs), fn)
         records += targs
-        records += (tkw, mark, name)
+        records += (tkw, mark, name) if tkw else (mark, name)
     if check:  # a shape read from data: a guard
         tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
