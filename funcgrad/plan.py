@@ -358,9 +358,9 @@ def _slow_step(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple,
 
 # -- the tape's flat records ------------------------------------------------------
 # A tape keeps its steps flat (tracer.decode reads them as records): a plain step -- one
-# array made, no effect -- lies in a row of cells (``fn, arg_1, arg_2, out, name``;
-# ``~n, fn, arg_1 ... arg_n, out, name``; or ``n, fn, arg_1 ... arg_n, kwargs, out,
-# name``), ``out`` its Slot or its outputs tuple; any other record (a Guard; an Eqn with
+# array made, no effect -- lies in a row of cells, ``head, arg_1 ... arg_n, kwargs, out``
+# with ``head`` its ``(n, fn, name)`` (``~n`` and no kwargs cell when it has none), or
+# ``n, fn, arg_1 ... arg_n, kwargs, out, name``; any other record (a Guard; an Eqn with
 # an effect, unpacked results or made elsewhere) is itself, in one cell.  A plan reads a
 # plain step where it lies, by its offset, and makes no record of it.
 
@@ -373,12 +373,13 @@ def _offsets(records: list) -> list[int]:
         at.append(i)
         o = records[i]
         t = type(o)
-        if t is int:
-            i += o + 5 if o >= 0 else 3 - o  # n + 5 cells, or n + 4 with no keywords
-        elif t is Eqn or t is Guard:
-            i += 1
+        if t is tuple:  # head, n arguments, kwargs if n >= 0, out
+            m = o[0]
+            i += m + 3 if m >= 0 else 1 - m  # n + 3 cells, or n + 2
+        elif t is int:
+            i += o + 5
         else:
-            i += 5  # fn, arg_1, arg_2, out, name
+            i += 1
     return at
 
 
@@ -399,21 +400,24 @@ def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list,
     for i in reversed(at):
         o = records[i]
         t = type(o)
-        if t is Eqn or t is Guard:
+        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] out
+            m, fn = o[0], o[1]
+            if m < 0:
+                j = i - m  # i + 1 + n, as ~m is n
+                args, kwargs = records[i + 1:j], None
+            else:
+                j = i + 1 + m
+                args, kwargs, j = records[i + 1:j], records[j], j + 1
+        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, out, name
+            j = i + 2 + o
+            fn, args, kwargs, j = records[i + 1], records[i + 2:j], records[j], j + 1
+        else:
             found = _whole_reads(o, live, last, i)
             if found is not None:
                 kept.append(i)
                 views.append(o)
                 reads.append(found)
             continue
-        if t is not int:  # fn, arg_1, arg_2, out, name
-            fn, args, kwargs, j = o, records[i + 1:i + 3], None, i + 3
-        elif o < 0:  # ~n, fn, arg_1 ... arg_n, out, name
-            j = i + 1 - o  # i + 2 + n
-            fn, args, kwargs = records[i + 1], records[i + 2:j], None
-        else:  # n, fn, arg_1 ... arg_n, kwargs, out, name
-            j = i + 2 + o
-            fn, args, kwargs, j = records[i + 1], records[i + 2:j], records[j], j + 1
         made = records[j]
         if made not in last if type(made) is Slot else live.isdisjoint(made):
             continue

@@ -158,15 +158,12 @@ def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn |
     """The records of a tape's flat ``records`` (see :class:`Tape`), as Eqn and Guard:
     those beginning from offset ``start`` (where one begins) before ``stop``.
 
-    A plain step (one array made, no effect) lies in a row of cells, in one of three
-    forms told apart by its first cell (``out`` is its Slot, or its outputs tuple):
-
-    - ``fn, arg_1, arg_2, out, name``: two arguments and no keywords, the commonest;
-    - ``~n, fn, arg_1 ... arg_n, out, name``: ``n`` arguments and no keywords;
-    - ``n, fn, arg_1 ... arg_n, kwargs, out, name``: ``n`` arguments and keywords.
-
-    Any other record (a Guard; an Eqn with an effect, unpacked results, or made
-    elsewhere) is itself, in one cell.
+    A plain step (one array made, no effect) lies in a row of cells: ``head, arg_1 ...
+    arg_n, kwargs, out``, its ``head`` the tuple ``(n, fn, name)`` shared by every step
+    alike (``~n`` and no kwargs cell when it has no keywords), ``out`` its Slot;
+    :meth:`Tape.result` writes ``n, fn, arg_1 ... arg_n, kwargs, out, name``, ``out`` its
+    outputs tuple.  Any other record (a Guard; an Eqn with an effect, unpacked results,
+    or made elsewhere) is itself, in one cell.
     """
     out: list = []
     append = out.append
@@ -175,20 +172,23 @@ def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn |
     while i < end:
         o = records[i]
         t = type(o)
-        if t is Eqn or t is Guard:  # a record in one cell
+        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] out
+            m, fn, name = o
+            j = i + 1 + (m if m >= 0 else ~m)
+            args = tuple(records[i + 1:j])
+            kwargs, made = (records[j], records[j + 1]) if m >= 0 else (None, records[j])
+            i = j + 2 if m >= 0 else j + 1
+        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, out, name
+            j = i + 2 + o
+            fn, args, kwargs, made, name = (records[i + 1], tuple(records[i + 2:j]),
+                                            records[j], records[j + 1], records[j + 2])
+            i = j + 3
+        else:  # a record in one cell
             append(o)
             i += 1
             continue
-        if t is not int:  # fn, arg_1, arg_2, out, name
-            fn, args, kwargs, i = o, (records[i + 1], records[i + 2]), None, i + 3
-        else:
-            j = i + 2 + (o if o >= 0 else ~o)
-            fn, args = records[i + 1], tuple(records[i + 2:j])
-            kwargs, i = (records[j], j + 1) if o >= 0 else (None, j)
-        made = records[i]
         append(new(Eqn, (fn, args, kwargs, made.outputs if type(made) is Slot else made,
-                         records[i + 1], False, False)))
-        i += 2
+                         name, False, False)))
     return out
 
 
@@ -221,8 +221,8 @@ class Tape:
                  "tainted")
 
     def __init__(self, fallback: bool = False):
-        # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
-        # fields and arguments in a row, any other record (a Guard, an Eqn with effect or
+        # The steps, flat (see decode): a plain step (neither effect nor unpack) as a shared
+        # head, its arguments and its slot in a row, any other record (a Guard, an Eqn with effect or
         # unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
         # bytes less per step, and makes fewer objects for the cyclic collector to walk.
         # ``entries`` reads them as records.
@@ -989,17 +989,41 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
     meta.append(pair)
     if effect:
         tape.records.append(_new(Eqn, (fn, targs, tkw, (k,), name, True, False)))
-    elif tkw is None and len(targs) == 2:  # the commonest step, in five cells (see decode)
-        a, b = targs
-        tape.records += (fn, a, b, mark, name)
-    else:
-        records = tape.records
-        records += (len(targs), fn) if tkw else (~len(targs), fn)
-        records += targs
-        records += (tkw, mark, name) if tkw else (mark, name)
+    else:  # a plain step: its shared head, arguments, keywords if any, slot (see decode)
+        n = ~len(targs) if tkw is None else len(targs)
+        try:
+            head = _HEADS[name]
+            if head[1] is not fn or head[0] != n:
+                head = _head(fn, n, name)
+        except KeyError:
+            head = _head(fn, n, name)
+        if n == -3:  # two arguments and no keywords, the commonest
+            a, b = targs
+            tape.records += (head, a, b, mark)
+        else:
+            records = tape.records
+            records.append(head)
+            records += targs
+            records += (mark,) if n < 0 else (tkw, mark)
     if check:  # a shape read from data: a guard
         tape.records.append(Guard(_SHAPE, mark.k, shape, name, caller()))
     return t
+
+
+_HEADS: dict = {}  # name -> the head made last for it; each head -> itself
+
+
+def _head(fn: Callable, n: int, name: str) -> tuple:
+    """The one ``(n, fn, name)`` that the cells of a plain step begin with, shared by every
+    step alike (see decode): ``n`` its number of arguments, ``~n`` if it has no keywords."""
+    head = (n, fn, name)
+    try:
+        if len(_HEADS) > 4096:  # bounded: a process calling many functions starts afresh
+            _HEADS.clear()
+        head = _HEADS[name] = _HEADS.setdefault(head, head)
+    except TypeError:  # an unhashable function (a method of an unhashable object)
+        pass
+    return head
 
 
 _PAIRS: dict = {}  # every (shape, dtype) pair met, one tuple each: slots share them

@@ -107,8 +107,9 @@ def test_a_tape_keeps_plain_steps_flat_and_decodes_them_as_records():
     records, entries = tape.records, tape.entries
     assert [e.name for e in entries] == ["*", "sin", "clip", "sum", "+=", "*", "float"]
     mul, sin, clip, total, update, scaled, guard = entries
-    assert records[:5] == [mul.fn, x.mark, 2.0, mul.outputs[0], "*"]  # five cells
-    assert records[5:10] == [~1, sin.fn, mul.outputs[0], sin.outputs[0], "sin"]
+    assert records[:7] == [(~2, mul.fn, "*"), x.mark, 2.0, mul.outputs[0],  # 4 cells
+                           (~1, sin.fn, "sin"), mul.outputs[0], sin.outputs[0]]  # 3 cells
+    assert records[0] is tape.records[0]  # one head for every step alike
     assert (clip.args[1:], clip.kwargs, total.kwargs) == ((0.25, 1.0), None, {"axis": 0})
     assert update.effect and update.outputs == (6,) and update in records
     assert (scaled.args, scaled.outputs) == ((lr.mark, 3.0), (7,)) and guard in records
