@@ -173,9 +173,12 @@ def _has_slot(tm: Any) -> bool:
 def _symbolic(fn: Any, n_args: int, tkw: dict | None) -> bool:
     """Whether a call is written as a Python operator (``a + b``, ``-a``, ``a[i]``,
     ``a += b``, ``a[i] = v``) rather than as a call of the function."""
-    return not tkw and (
-        (n_args == 2 and (fn in _BINARY or fn in _IN_PLACE or fn is operator.getitem))
-        or (n_args == 1 and fn in _UNARY) or (n_args == 3 and fn is operator.setitem))
+    return not tkw and fn in _OPERATORS.get(n_args, ())
+
+
+# The functions written as operators, by their number of arguments.
+_OPERATORS = {1: frozenset(_UNARY), 2: frozenset({*_BINARY, *_IN_PLACE, operator.getitem}),
+              3: frozenset({operator.setitem})}
 
 
 def _call_expr(fn: Any, targs: tuple, tkw: dict | None, src: _Source, reg: Callable) -> str:
@@ -304,22 +307,24 @@ def _fast_step(fn: Any, args: Any, tkw: dict | None, writes: tuple, clears: tupl
         if not all(isinstance(k, str) and k.isidentifier() for k in names):
             return None
         args = (*args, *tkw.values())  # positional, then keyword
+        symbolic = False
     else:
         names = ()
+        symbolic = fn in _OPERATORS.get(len(args), ())
     pattern = []
     values = []
     for a in args:
-        if type(a) is Slot:
+        t = type(a)
+        if t is Slot:
             pattern.append("S")
             values.append(reg[a])
-        elif type(a) in _CONTAINERS and _has_slot(a):
+        elif t in _CONTAINERS and _has_slot(a):
             return None
         elif a is None or a is True or a is False or a is Ellipsis:
             pattern.append(_LITERALS[a])  # written as itself, no parameter
         else:
             pattern.append("C")
             values.append(a)
-    symbolic = _symbolic(fn, len(args) - len(names), tkw)
     if not symbolic:
         values.append(fn)
     write = writes[0] if writes else None
@@ -527,7 +532,7 @@ def _layout(kept: list[int], views: list, reads: list, last: dict,
         else:
             target = view.args[0] if view.effect and view.fn in _IN_PLACE else None
             writes = _writes(view.outputs, target, reg, dying, places, last)
-        layout.append((writes, tuple(dying)))
+        layout.append((writes, dying))  # what dies here, cleared: a list, never changed again
         free += dying
     return layout, reg, places.n
 
