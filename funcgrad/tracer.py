@@ -98,14 +98,21 @@ class Guard(NamedTuple):
 _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
-class Slot(int):
+class Slot(float):
     """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
 
-    Made once per number for the process (a trace allocates none): an int
-    subclass with no slots of its own, 32 bytes that the cyclic collector never
-    walks.  It is told from a constant int of a template by its type (always
-    compared with ``type(x) is Slot``); ``k`` is its number as a plain int;
-    ``outputs`` the ``(k,)`` of the steps that fill it.
+    Made once per number for the process, in runs as traces need them: a float
+    subclass with no slots of its own, 40 bytes (an int subclass takes 48: every
+    instance of a class made in Python carries the cyclic collector's header),
+    and a long trace makes one per step it records.  It equals its number and
+    hashes as it does, so dicts may key slots by either; it is told from a
+    constant of a template by its type alone (always ``type(x) is Slot``); ``k``
+    is its number as a plain int (to index a list with); ``outputs`` the ``(k,)``
+    of the steps that fill it.
+
+    >>> s = Slot.of(3)
+    >>> s, s.k, s == 3, type(s) is Slot, type(3.0) is Slot
+    (%3, 3, True, True, False)
     """
 
     __slots__ = ()
@@ -126,10 +133,10 @@ class Slot(int):
     @classmethod
     def of(cls, k: int) -> Slot:
         made = cls._made
-        if len(made) <= k:  # made in blocks (an eighth more at a time): slots come in runs
+        if len(made) <= k:  # made in runs of 1024, as slots come: a trace makes few spare
             with _SLOTS_LOCK:  # two threads extending at once would number them wrong
                 n = len(made)
-                made.extend(cls(i) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
+                made.extend(cls(i) for i in range(n, max(k + 1, n + 1024)))
         return made[k]
 
 
@@ -146,28 +153,41 @@ def _one(k: int) -> tuple:
     return ones[k]
 
 
-def decode(records: list) -> list[Eqn | Guard]:
-    """The records of a tape's flat ``records`` (see :class:`Tape`): a plain step is
-    ``n, fn, arg_1 ... arg_n, kwargs, out, name`` in a row, ``out`` its one Slot or its
-    outputs tuple; any other record is itself, one cell."""
+def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn | Guard]:
+    """The records of a tape's flat ``records`` (see :class:`Tape`), as Eqn and Guard:
+    those beginning from offset ``start`` (where one begins) before ``stop``.
+
+    A plain step (one array made, no effect) lies in a row of cells: ``head, arg_1 ...
+    arg_n, kwargs, out``, its ``head`` the tuple ``(n, fn, name)`` shared by every step
+    alike (``~n`` and no kwargs cell when it has no keywords), ``out`` its Slot;
+    :meth:`Tape.result` writes ``n, fn, arg_1 ... arg_n, kwargs, out, name``, ``out`` its
+    outputs tuple.  Any other record (a Guard; an Eqn with an effect, unpacked results,
+    or made elsewhere) is itself, in one cell.
+    """
     out: list = []
     append = out.append
-    i, end = 0, len(records)
-    new, ones = _new, _ONES
+    i, end = start, len(records) if stop is None else stop
+    new = _new
     while i < end:
         o = records[i]
-        if type(o) is not int:  # a record in one cell (a Slot is never a step's first cell)
+        t = type(o)
+        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] out
+            m, fn, name = o
+            j = i + 1 + (m if m >= 0 else ~m)
+            args = tuple(records[i + 1:j])
+            kwargs, made = (records[j], records[j + 1]) if m >= 0 else (None, records[j])
+            i = j + 2 if m >= 0 else j + 1
+        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, out, name
+            j = i + 2 + o
+            fn, args, kwargs, made, name = (records[i + 1], tuple(records[i + 2:j]),
+                                            records[j], records[j + 1], records[j + 2])
+            i = j + 3
+        else:  # a record in one cell
             append(o)
             i += 1
             continue
-        j = i + 2 + o
-        made = records[j + 1]
-        if type(made) is Slot:
-            k = int(made)
-            made = ones[k] if k < len(ones) else _one(k)
-        append(new(Eqn, (records[i + 1], tuple(records[i + 2:j]), records[j], made,
-                         records[j + 2], False, False)))
-        i = j + 3
+        append(new(Eqn, (fn, args, kwargs, made.outputs if type(made) is Slot else made,
+                         name, False, False)))
     return out
 
 
@@ -200,9 +220,9 @@ class Tape:
                  "records", "tainted")
 
     def __init__(self, fallback: bool = False):
-        # The steps, flat (see decode): a plain step (neither effect nor unpack) as its
-        # fields and arguments in a row, any other record (a Guard, an Eqn with effect or
-        # unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
+        # The steps, flat (see decode): a plain step (neither effect nor unpack) as a
+        # shared head, its arguments and its slot in a row, any other record (a Guard, an
+        # Eqn with effect or unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
         # bytes less per step, and makes fewer objects for the cyclic collector to walk.
         # ``entries`` reads them as records.
         self.records: list = []
@@ -795,7 +815,7 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
                 pair = _meta(tape, shape, dtype)
             t.shape = pair[0]
             meta.append(pair)
-            tape.records += (2, op, a, b, None, mark, symbol)  # emit's record, inline
+            tape.records += (head(op, -3, symbol), a, b, mark)  # emit's record, inline
             return t
         return tape.result(op, (a, b), None, value, symbol)
 
@@ -864,7 +884,7 @@ def _unary(op: Callable, symbol: str) -> Callable:
         value = op(self.v)
         if type(value) in _NUMPY_ARRAYS:  # Tape.call's step, shorter
             t = _wrap(tape, value)
-            tape.records += (1, op, self.mark, None, t.mark, symbol)
+            tape.records += (head(op, -2, symbol), self.mark, t.mark)
             return t
         return tape.result(op, (self.mark,), None, value, symbol)
 
@@ -1005,8 +1025,12 @@ def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> 
     t = _wrap(tape, value)
     if effect:
         tape.records.append(_new(Eqn, (fn, targs, tkw, t.mark.outputs, name, True, False)))
-    else:
-        tape.records += [len(targs), fn, *targs, tkw, t.mark, name]
+    else:  # a plain step: its shared head, arguments, keywords if any, slot (see decode)
+        n = ~len(targs) if tkw is None else len(targs)
+        records = tape.records
+        records.append(head(fn, n, name))
+        records += targs
+        records += (t.mark,) if n < 0 else (tkw, t.mark)
     if check:  # a shape read from data: a guard
         tape.records.append(Guard(_SHAPE, t.mark.k, t.shape, name, caller()))
     return t
@@ -1043,6 +1067,30 @@ def _wrap(tape: Tape, value: Any) -> Traced:
     t.shape = pair[0]
     meta.append(pair)
     return t
+
+
+_HEADS: dict = {}  # name -> the head made last for it; each head -> itself
+
+
+def head(fn: Callable, n: int, name: str) -> tuple:
+    """The head a plain step of ``fn`` called ``name`` begins with (see :func:`_head`)."""
+    h = _HEADS.get(name)
+    if h is None or h[1] is not fn or h[0] != n:
+        h = _head(fn, n, name)
+    return h
+
+
+def _head(fn: Callable, n: int, name: str) -> tuple:
+    """The one ``(n, fn, name)`` that the cells of a plain step begin with, shared by every
+    step alike (see decode): ``n`` its number of arguments, ``~n`` if it has no keywords."""
+    head = (n, fn, name)
+    try:
+        if len(_HEADS) > 4096:  # bounded: a process calling many functions starts afresh
+            _HEADS.clear()
+        head = _HEADS[name] = _HEADS.setdefault(head, head)
+    except TypeError:  # an unhashable function (a method of an unhashable object)
+        pass
+    return head
 
 
 _PAIRS: dict = {}  # every (shape, dtype) pair met, one tuple each: slots share them
@@ -1101,7 +1149,7 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    tape.records += (1, impl, a.mark, None, mark, name)  # emit's record, inline
+    tape.records += (head(impl, -2, name), a.mark, mark)  # emit's record, inline
     return t
 
 
@@ -1149,7 +1197,7 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
         pair = _meta(tape, shape, dtype)
     t.shape = pair[0]
     meta.append(pair)
-    tape.records += (2, impl, am, bm, None, mark, prim.name)  # emit's record, inline
+    tape.records += (head(impl, -3, prim.name), am, bm, mark)  # emit's record, inline
     return t
 
 

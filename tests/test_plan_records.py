@@ -90,3 +90,46 @@ def test_fast_full_and_compiled_steps_compute_the_same(monkeypatch, fun):
     for got in (fast, compiled, full):
         for a, b in zip(got, [want[0], want[1], want[1]], strict=True):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_a_tape_keeps_plain_steps_flat_and_decodes_them_as_records():
+    """Each form of tracer.decode's, and records kept whole, read back where they lie."""
+    tape = Tape()
+    x = tape.input(np.linspace(0.1, 0.9, 4))
+    lr = tape.input(0.5)  # a Python float: dynamic
+    with tape.active():
+        w = np.clip(np.sin(x * 2.0), 0.25, 1.0)  # two, one and three arguments
+        s = np.sum(w, axis=0)  # keywords
+        w += s  # an update: an Eqn in one cell
+        _ = lr * 3.0  # a Python float from a traced one (Tape.result's form)
+        _ = float(s)  # a guard
+    tape.open = False
+    records, entries = tape.records, tape.entries
+    assert [e.name for e in entries] == ["*", "sin", "clip", "sum", "+=", "*", "float"]
+    mul, sin, clip, total, update, scaled, guard = entries
+    assert records[:7] == [(~2, mul.fn, "*"), x.mark, 2.0, mul.outputs[0],  # 4 cells
+                           (~1, sin.fn, "sin"), mul.outputs[0], sin.outputs[0]]  # 3 cells
+    assert records[0] is tape.records[0]  # one head for every step alike
+    assert (clip.args[1:], clip.kwargs, total.kwargs) == ((0.25, 1.0), None, {"axis": 0})
+    assert update.effect and update.outputs == (6,) and update in records
+    assert (scaled.args, scaled.outputs) == ((lr.mark, 3.0), (7,)) and guard in records
+    assert all(type(e.outputs) is tuple for e in entries[:-1])
+    offsets = plan_module._offsets(records)
+    assert [plan_module._entry_at(records, i) for i in offsets] == list(entries)
+
+
+def test_constants_equal_to_slot_numbers_stay_constants():
+    """A Slot equals its number (an int or a float constant of the same value), and is told
+    from a constant by its type alone: a plan must read 1.0, 2, 0 as constants."""
+    def f(x):
+        y = x * 1.0 + 2  # slots 1 and 2 exist when these are recorded
+        return fnp.sum(fnp.roll(y, 1) * 0.0 + y ** 2, axis=0) + 3.0
+
+    g = fg.replay(fg.value_and_grad(f))
+    for k in range(3):
+        x = np.linspace(-1.0, 1.0, 5) * (k + 1)
+        want = fg.value_and_grad(f)(x)
+        got = g(x)
+        for a, b in zip(got, want, strict=True):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    assert g.stats.traces == 1 and g.stats.hits == 2
