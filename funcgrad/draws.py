@@ -296,8 +296,11 @@ class _Patches:
             if not self.in_place:
                 self._prepare()
             for module in self.modules:
-                if type(module) is types.ModuleType:  # else another's class: left as it is
+                kind = type(module)
+                if kind is types.ModuleType:
                     module.__class__ = _WatchedModule
+                elif kind is not _WatchedModule:  # another's class: its names set in place
+                    self._set_in_place(module)
             for (owner, name), (fn, wrapper) in self.in_place.items():
                 own = owner.__dict__.get(name)  # None: a class's inherited method
                 current = getattr(owner, name, None) if own is None else own
@@ -309,6 +312,16 @@ class _Patches:
                     wrapper = _wrapper(current, wrapper.__funcgrad_what__,
                                        isinstance(owner, type))
                     self.in_place[(owner, name)] = (current, wrapper)
+                self.saved.append((owner, name, own, wrapper))
+                setattr(owner, name, wrapper)
+
+    def _set_in_place(self, module: Any) -> None:
+        """The drawing functions of a module whose class is not ours to swap (a subclass of
+        ModuleType another library gave it), set in place for the trace: put back by exit."""
+        for (owner, name), what in self.names.items():
+            own = owner.__dict__.get(name) if owner is module else None
+            if own is not None and callable(own) and not hasattr(own, "_funcgrad_original"):
+                wrapper = self.wrapped(module, name, own, what)
                 self.saved.append((owner, name, own, wrapper))
                 setattr(owner, name, wrapper)
 

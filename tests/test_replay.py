@@ -399,6 +399,24 @@ def test_random_numbers_drawn_inside_are_refused():
     assert noise(x, e1) != noise(x, e2) and noise.stats.hits == 1
 
 
+def test_random_numbers_drawn_from_a_module_of_another_class_are_refused(monkeypatch):
+    # The watch gives numpy.random and random a class of its own during a trace; a module
+    # another library has already given a class (a lazy loader's) has its names set instead.
+    import random
+    import types
+
+    before = (random.random, np.random.normal)
+    for module in (random, np.random):
+        monkeypatch.setattr(module, "__class__", type("Lazy", (types.ModuleType,), {}))
+    for fun in (lambda x: x + random.random(), lambda x: x + np.random.normal(size=x.shape)):
+        with pytest.raises(ReplayError, match="random"):
+            fg.replay(fun)(np.ones(2))
+        f = fg.replay(fun, fallback=True)
+        assert not np.array_equal(f(np.ones(2)), f(np.ones(2)))  # eager: fresh draws
+    assert (random.random, np.random.normal) == before  # put back after each trace
+    assert type(random).__name__ == type(np.random).__name__ == "Lazy"
+
+
 def test_other_impure_calls_run_at_trace_time_only():
     calls = []
 
