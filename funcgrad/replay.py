@@ -293,7 +293,12 @@ class Replayed:
             HOOK_WATCH.reset(watch_token)
             _OPENED.reset(opened_token)
             moved = rng_watch.stop()
-        after = None if watch or tape.tainted else snapshot(roots, before)
+        if watch or tape.tainted:
+            after = None
+        elif before.holds():  # all the function read as it was: a second walk would find
+            after = before  # the same places (the walk reaches them through those places)
+        else:
+            after = snapshot(roots, before)
         why = "hooks" if watch else self._unreplayable(tape, before, opened, moved, after)
         if why is not None:  # hooks: documented to run eagerly, quietly
             self._store(key, _EAGER)
@@ -336,7 +341,7 @@ class Replayed:
                          "numbers, whose draws are steps of the plan), or outside the function "
                          "and pass them in")
             return moved
-        changed = before.changed(strict=True, later=after)
+        changed = None if after is before else before.changed(strict=True, later=after)
         if changed is not None:
             self._refuse(f"changed {changed}",
                          "while it was traced; a plan cannot redo that, and would read the "
