@@ -796,26 +796,8 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         else:
             value, a, b = op(self.v, o), self.mark, mark
         if type(value) in _NUMPY_ARRAYS:
-            # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
-            if not tape.open:
-                raise ReplayError(_closed_message())
-            t = _NEW(_NUMPY_TRACED)
-            meta = tape.meta
-            k = len(meta)
-            t.v = value
-            t.tape = tape
-            try:
-                t.mark = mark = _MARKS[k]
-            except IndexError:
-                t.mark = mark = Slot.of(k)
-            shape = value.shape
-            dtype = t.dtype = value.dtype
-            pair = tape.last
-            if pair[1] is not dtype or pair[0] != shape:
-                pair = _meta(tape, shape, dtype)
-            t.shape = pair[0]
-            meta.append(pair)
-            tape.records += (head(op, -3, symbol), a, b, mark)  # emit's record, inline
+            t = _wrap(tape, value)
+            tape.records += (head(op, -3, symbol), a, b, t.mark)  # emit's record, inline
             return t
         return tape.result(op, (a, b), None, value, symbol)
 
@@ -1130,26 +1112,8 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
     tape = a.tape
     if check or type(value) not in _NUMPY_ARRAYS:
         return tape.result(impl, (a.mark,), None, value, name, check)
-    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
-    if not tape.open:
-        raise ReplayError(_closed_message())
-    t = _NEW(_NUMPY_TRACED)
-    meta = tape.meta
-    k = len(meta)
-    t.v = value
-    t.tape = tape
-    try:
-        t.mark = mark = _MARKS[k]
-    except IndexError:
-        t.mark = mark = Slot.of(k)
-    shape = value.shape
-    dtype = t.dtype = value.dtype
-    pair = tape.last
-    if pair[1] is not dtype or pair[0] != shape:
-        pair = _meta(tape, shape, dtype)
-    t.shape = pair[0]
-    meta.append(pair)
-    tape.records += (head(impl, -2, name), a.mark, mark)  # emit's record, inline
+    t = _wrap(tape, value)
+    tape.records += (head(impl, -2, name), a.mark, t.mark)  # emit's record, inline
     return t
 
 
@@ -1178,26 +1142,8 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
     if check or type(value) not in _NUMPY_ARRAYS:
         return tape.result(impl, (am, bm), None, value, prim.name, check)
-    # _wrap(tape, value), inline (a call fewer on the commonest steps): value is NumPy's
-    if not tape.open:
-        raise ReplayError(_closed_message())
-    t = _NEW(_NUMPY_TRACED)
-    meta = tape.meta
-    k = len(meta)
-    t.v = value
-    t.tape = tape
-    try:
-        t.mark = mark = _MARKS[k]
-    except IndexError:
-        t.mark = mark = Slot.of(k)
-    shape = value.shape
-    dtype = t.dtype = value.dtype
-    pair = tape.last
-    if pair[1] is not dtype or pair[0] != shape:
-        pair = _meta(tape, shape, dtype)
-    t.shape = pair[0]
-    meta.append(pair)
-    tape.records += (head(impl, -3, prim.name), am, bm, mark)  # emit's record, inline
+    t = _wrap(tape, value)
+    tape.records += (head(impl, -3, prim.name), am, bm, t.mark)  # emit's record, inline
     return t
 
 
