@@ -145,61 +145,11 @@ def run_children(python: str, jobs: Sequence[tuple[str, str, str, dict[str, Any]
         return [future.result() for future in futures]
 
 
-def first_calls(python: str, steps: int, timeout_s: float = 600.0) -> dict[str, float]:
-    """Peak bytes per step (tracemalloc) of one call on chain_depth's chain of ``steps``
-    steps: ``eager`` (``fg.value_and_grad``), and replay's first call (the trace) in a
-    ``fresh`` process and in a ``warm`` one, which has traced as long a chain before
-    (slot markers are made once per process).  Each in a child of its own::
-
-        python -m benchmarks.memory first_calls 100000
-    """
-    out = {}
-    for kind in ('eager', 'fresh', 'warm'):
-        command = [python, '-m', 'benchmarks.memory', '--first-call', kind, str(steps)]
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
-                              env=child_env(), cwd=_REPO_ROOT, check=True)
-        out[kind] = json.loads(proc.stdout.splitlines()[-1][len(_RESULT):])['bytes'] / steps
-    return out
-
-
 # ---------------------------------------------------------------------------- child side
-
-
-def _first_call(kind: str, steps: int) -> int:
-    """In a child: the peak of one call (see :func:`first_calls`), above what was held."""
-    import numpy as np
-
-    import funcgrad as fg
-    import funcgrad.numpy as fnp
-    from benchmarks.workloads.chain_depth import X0, _chain
-
-    x = np.array([X0])
-
-    def value_and_grad(n):
-        return fg.value_and_grad(lambda x: _chain(fnp, x, n))
-
-    value_and_grad(10)(x)  # every code path warm, in every kind
-    fg.replay(value_and_grad(10))(x)
-    if kind == 'warm':
-        fg.replay(value_and_grad(steps))(x)
-    meter = Meter('tracemalloc')
-    meter.start()
-    fun = value_and_grad(steps) if kind == 'eager' else fg.replay(value_and_grad(steps))
-    before = meter.current()
-    meter.reset_peak()
-    fun(x)
-    return meter.peak() - before
 
 
 def main(argv: Sequence[str]) -> int:
     """Child entry point: run one workload's ``memory_probe`` and print its result."""
-    if argv[0] == 'first_calls':
-        for kind, per_step in first_calls(sys.executable, int(argv[1])).items():
-            print(f'{kind}: {per_step:,.0f} B/step')
-        return 0
-    if argv[0] == '--first-call':
-        print(_RESULT + json.dumps({'bytes': _first_call(argv[1], int(argv[2]))}), flush=True)
-        return 0
     workload, system, mode, params = argv[0], argv[1], argv[2], json.loads(argv[3])
     try:
         from benchmarks.harness import error_cell

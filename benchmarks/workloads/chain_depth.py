@@ -167,6 +167,8 @@ def memory_probe(system: str, meter: memory.Meter, params: dict) -> dict:
     """In a child: bytes held by the forward graph (task 'hold'), or the funcgrad scaling
     times (task 'scaling')."""
     x = np.array([X0])
+    if params['task'] == 'first_call':
+        return {'bytes': _first_call_peak(meter, x, params['kind'], params['steps'])}
     if params['task'] == 'scaling':
         times = {}
         for steps, reps in ((params['small'], params['reps']), (params['big'], 1)):
@@ -199,6 +201,45 @@ def memory_probe(system: str, meter: memory.Meter, params: dict) -> dict:
     if wrong:
         return {'error': f'WRONG: {wrong}', 'traceback': ''}
     return {'bytes': held, 'steps': steps}
+
+
+def _first_call_peak(meter: memory.Meter, x: np.ndarray, kind: str, steps: int) -> int:
+    """The peak of one call of ``steps`` steps above what was held (see
+    :func:`first_calls`): ``eager``, or replay's first call, ``fresh`` or ``warm``."""
+    fg, fnp = load('funcgrad').fg, load('funcgrad').fnp
+
+    def value_and_grad(n):
+        return fg.value_and_grad(lambda x: _chain(fnp, x, n))
+
+    value_and_grad(10)(x)  # every code path warm, in every kind
+    fg.replay(value_and_grad(10))(x)
+    if kind == 'warm':
+        fg.replay(value_and_grad(steps))(x)
+    meter.start()
+    fun = value_and_grad(steps) if kind == 'eager' else fg.replay(value_and_grad(steps))
+    before = meter.current()
+    meter.reset_peak()
+    fun(x)
+    return meter.peak() - before
+
+
+def first_calls(python: str, steps: int, timeout_s: float = 600.0) -> dict[str, float]:
+    """Peak bytes per step (tracemalloc) of one call on this workload's chain of ``steps``
+    steps: ``eager`` (``fg.value_and_grad``), and replay's first call (the trace) in a
+    ``fresh`` process and in a ``warm`` one, which has traced as long a chain before (slot
+    markers are made once per process). Each in a child of its own::
+
+        python -m benchmarks.first_call_memory 100000
+    """
+    out = {}
+    for kind in ('eager', 'fresh', 'warm'):
+        result = memory.run_child(python, NAME, 'funcgrad', 'tracemalloc',
+                                  {'task': 'first_call', 'kind': kind, 'steps': steps},
+                                  timeout_s)
+        if 'error' in result:
+            raise RuntimeError(f"{kind}: {result['error']}\n{result['traceback']}")
+        out[kind] = result['bytes'] / steps
+    return out
 
 
 def _replay_probe(meter: memory.Meter, x: np.ndarray, steps: int) -> dict:
@@ -314,3 +355,4 @@ def _scaling_note(cfg: Config, size: dict[str, int]) -> str:
     return (f'funcgrad scaling (fresh process): {big:,} steps {harness.fmt_time(t_big)}, '
             f'{small:,} steps {harness.fmt_time(t_small)}: ratio **{t_big / t_small:.2f}** '
             f'(linear = {big // small}).')
+
