@@ -38,6 +38,7 @@ from .node import (
     recording,
     user_code,
 )
+from .primitive import UNIT_IDS
 
 # -- the walk: which nodes a fold visits, in which order ----------------------
 
@@ -284,6 +285,8 @@ def _general(grads: dict, mine: set, node: Node, ps: list, g: Any, ans: Any, arg
     """One step of the fold with hooks or NaN checks around it, a joint rule or a user's
     rules (user code: the cycle collector runs as the user left it)."""
     prim = node.primitive
+    if id(g) in UNIT_IDS:  # grad's shared read-only seed: hooks and users' rules may write
+        g = g.copy()  # to the gradient they are given, as they could before it was shared
     if hook_list or nan_check:
         gis = _watched(node, g, ans, args, ps, hook_list, nan_check)
     elif prim.library:
