@@ -578,7 +578,8 @@ class Plan:
     def _whole(self) -> list:
         """The records kept whole (guards, effects, ...), in order: plain steps are none."""
         records = self._records
-        return [records[i] for i in self._starts if type(records[i]) is not int]
+        return [o for o in map(records.__getitem__, self._starts)
+                if type(o) is not tuple and type(o) is not int]  # (Eqn, Guard: subclasses)
 
     # -- building ---------------------------------------------------------------
     def _schedule(self) -> tuple[list[int], list, dict, int, dict, list]:
