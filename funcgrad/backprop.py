@@ -328,7 +328,7 @@ def _step(grads: dict, mine: set, prim: Any, ps: list, g: Any, ans: Any, args: t
             return
     gis = prim.vjp(g, ans, args, kwargs, ps)  # (more parents, or a missing rule's error)
     del g
-    for (i, p), gi in zip(ps, gis):  # (prim.vjp gives one gradient per parent)
+    for (i, p), gi in zip(ps, gis, strict=True):  # (more parents are rare: checked)
         _add(grads, mine, prim, i, p, gi)
 
 
