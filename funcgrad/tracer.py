@@ -222,9 +222,9 @@ class Tape:
     def __init__(self, fallback: bool = False):
         # The steps, flat (see decode): a plain step (neither effect nor unpack) as a
         # shared head, its arguments and its slot in a row, any other record (a Guard, an
-        # Eqn with effect or unpack) as itself, in one cell.  No tuple per step: a long trace holds about 120
-        # bytes less per step, and makes fewer objects for the cyclic collector to walk.
-        # ``entries`` reads them as records.
+        # Eqn with effect or unpack) as itself, in one cell.  No tuple per step: a long
+        # trace holds about 120 bytes less per step, and makes fewer objects for the
+        # cyclic collector to walk.  ``entries`` reads them as records.
         self.records: list = []
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
@@ -824,11 +824,8 @@ def _in_place(op: Callable, symbol: str) -> Callable:
             return tape.result(op, targs, None, op(*raws), symbol, effect=True)
         tape._check_target(self, symbol)
         value = op(self.v, o)
-        if type(value) in _NUMPY_ARRAYS:  # emit's effect record, inline
-            t = _wrap(tape, value)
-            tape.records.append(_new(Eqn, (op, (self.mark, mark), None, t.mark.outputs, symbol,
-                                           True, False)))
-            return t
+        if type(value) in _NUMPY_ARRAYS:
+            return emit(tape, op, (self.mark, mark), None, value, symbol, effect=True)
         return tape.result(op, (self.mark, mark), None, value, symbol, effect=True)
 
     return method
