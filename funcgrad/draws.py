@@ -87,7 +87,7 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, name: str) -> Any:
         k = tape.n
         tape.meta.append(((), type(value).__name__))
         tape.record(Eqn(fn, targs, tkw, (k,), name))
-        value._slot = (weakref.ref(tape), Slot.of(k))
+        value._slot = (weakref.ref(tape), Slot(k))
         return value
     if value is None:
         tape.record(Eqn(fn, targs, tkw, (), name, effect=True))

@@ -44,7 +44,7 @@ from . import drawing
 from .context import collector_paused
 from .draws import generator_locks, held_generators, restore_generators, save_generators
 from .graph import dot_str, short_text
-from .tracer import Eqn, Guard, Slot, Tape, decode
+from .tracer import Back, Eqn, Guard, Slot, Tape, decode
 
 # Beyond these sizes a display would be unreadable or slow.
 HTML_MAX_ROWS = 500
@@ -272,7 +272,7 @@ def _code(key: Any, body: list[str], names: list[str]) -> Callable:
 def _reads(entry: Eqn | Guard) -> list:
     """The slots an entry reads, left to right (with repeats)."""
     if type(entry) is Guard:
-        return [Slot.of(entry.slot)]
+        return [Slot(entry.slot)]
     return _slots_read(entry.args, entry.kwargs)
 
 
@@ -293,10 +293,11 @@ _LITERALS = {None: "None", True: "True", False: "False", Ellipsis: "..."}
 
 
 def _fast_step(fn: Any, args: Any, tkw: dict | None, writes: tuple, clears: tuple,
-               reg: dict) -> Callable | None:
+               reg: dict, made: int = 0) -> Callable | None:
     """The step of a simple call ``fn(*args, **tkw)`` -- one result at most (not
     unpacked), arguments that are slots or constants -- made without rendering any
-    source once its shape has been seen.
+    source once its shape has been seen.  ``made`` is the slot a plain step's row makes
+    (a :class:`Back` among its arguments names slot ``made - d``).
 
     Its parameters are gathered in the order :func:`_statements` takes them:
     the arguments (a register per slot, each constant), the function (unless
@@ -315,7 +316,10 @@ def _fast_step(fn: Any, args: Any, tkw: dict | None, writes: tuple, clears: tupl
     values = []
     for a in args:
         t = type(a)
-        if t is Slot:
+        if t is Back:
+            pattern.append("S")
+            values.append(reg[made - a])
+        elif t is Slot:
             pattern.append("S")
             values.append(reg[a])
         elif t in _CONTAINERS and _has_slot(a):
@@ -334,15 +338,21 @@ def _fast_step(fn: Any, args: Any, tkw: dict | None, writes: tuple, clears: tupl
     key = (fn if symbolic else None, tuple(pattern), names, write is not None, len(clears))
     code = _CODES.get(key)
     if code is None:
-        src = _Source()
-
-        def place(_):
-            return f"e[{src.param(None, 'r')}]"  # one parameter per read and write
-
-        n = len(args) - len(names)
-        eqn = Eqn(fn, tuple(args[:n]), tkw, (), "")
-        code = _code(key, _statements(eqn, -1, writes, clears, src, place, place), src.names)
+        code = _render(key, fn, args[:len(args) - len(names)], tkw, writes, clears, made)
     return code(*values)
+
+
+def _render(key: Any, fn: Any, args: Any, tkw: dict | None, writes: tuple, clears: tuple,
+            made: int) -> Callable:
+    """The code of :func:`_fast_step`'s shape ``key``, rendered from one step of it."""
+    args = tuple(Slot(made - a) if type(a) is Back else a for a in args)
+    eqn = Eqn(fn, args, tkw, (), "")
+    src = _Source()
+
+    def place(_):
+        return f"e[{src.param(None, 'r')}]"  # one parameter per read and write
+
+    return _code(key, _statements(eqn, -1, writes, clears, src, place, place), src.names)
 
 
 def _slow_step(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple,
@@ -364,11 +374,13 @@ def _slow_step(entry: Eqn | Guard, ordinal: int, writes: tuple, clears: tuple,
 
 # -- the tape's flat records ------------------------------------------------------
 # A tape keeps its steps flat (tracer.decode reads them as records): a plain step -- one
-# array made, no effect -- lies in a row of cells, ``head, arg_1 ... arg_n, kwargs, out``
-# with ``head`` its ``(n, fn, name)`` (``~n`` and no kwargs cell when it has none), or
-# ``n, fn, arg_1 ... arg_n, kwargs, out, name``; any other record (a Guard; an Eqn with
-# an effect, unpacked results or made elsewhere) is itself, in one cell.  A plan reads a
-# plain step where it lies, by its offset, and makes no record of it.
+# array made, no effect -- lies in a row of cells, ``head, arg_1 ... arg_n, kwargs, step``
+# with ``head`` its ``(n, fn, name)`` (``~n`` and no kwargs cell when it has none): it
+# makes the slot ``step`` past the one the plain step before it made, and reads slot
+# ``made - d`` for an argument that is a Back ``d``.  Or ``n, fn, arg_1 ... arg_n, kwargs,
+# outputs, name``; any other record (a Guard; an Eqn with an effect, unpacked results or
+# made elsewhere) is itself, in one cell.  A plan reads a plain step where it lies, by its
+# offset, and makes no record of it.
 
 
 def _offsets(records: list) -> list[int]:
@@ -389,24 +401,35 @@ def _offsets(records: list) -> list[int]:
     return at
 
 
-def _entry_at(records: list, i: int) -> Eqn | Guard:
-    """The record at offset ``i`` (a plain step's Eqn made anew: for display, compiling)."""
-    return decode(records, i, i + 1)[0]
+def _entry_at(records: list, i: int, view: Any) -> Eqn | Guard:
+    """The record at offset ``i``, whose view is ``view`` (see :func:`_live`): a plain
+    step's Eqn made anew, for display and compiling."""
+    o = records[i]
+    prev = 0
+    if type(o) is tuple:  # the slot it made (its view's) less its step: the one before
+        m = o[0]
+        prev = view[3] - records[i + m + 2 if m >= 0 else i - m]
+    return decode(records, i, i + 1, prev)[0]
 
 
-def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list, list, dict]:
+def _live(records: list, at: list[int], outputs: list,
+          made_last: int) -> tuple[list[int], list, list, dict]:
     """The records kept, in order (their offsets): walking back from the outputs, the
     guards, the effects and the steps whose results a later kept record reads (or the
     plan returns).  With them, each one's view -- ``(fn, args, kwargs, out)`` for a plain
-    step, the record itself for any other -- and the slots it reads; and each slot's last
-    reader (the offset past the end for an output: never released)."""
+    step, its arguments as they lie (Backs among them), ``out`` the int slot it makes or
+    the outputs tuple of :meth:`Tape.result`'s form; the record itself for any other --
+    and the slots it reads; and each slot's last
+    reader (the offset past the end for an output: never released).  ``made_last`` is
+    the slot the last plain step made (the tape's ``prev``)."""
     last = dict.fromkeys(outputs, len(records))
     live = last.keys()
     kept, views, reads = [], [], []
+    made = made_last
     for i in reversed(at):
         o = records[i]
         t = type(o)
-        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] out
+        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] step
             m, fn = o[0], o[1]
             if m < 0:
                 j = i - m  # i + 1 + n, as ~m is n
@@ -414,9 +437,15 @@ def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list,
             else:
                 j = i + 1 + m
                 args, kwargs, j = records[i + 1:j], records[j], j + 1
-        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, out, name
+            out = made
+            made -= records[j]  # the slot the plain step before made
+            if out not in last:
+                continue
+        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, outputs, name
             j = i + 2 + o
-            fn, args, kwargs, j = records[i + 1], records[i + 2:j], records[j], j + 1
+            fn, args, kwargs, out = records[i + 1], records[i + 2:j], records[j], records[j + 1]
+            if live.isdisjoint(out):
+                continue
         else:
             found = _whole_reads(o, live, last, i)
             if found is not None:
@@ -424,21 +453,24 @@ def _live(records: list, at: list[int], outputs: list) -> tuple[list[int], list,
                 views.append(o)
                 reads.append(found)
             continue
-        made = records[j]
-        if made not in last if type(made) is Slot else live.isdisjoint(made):
-            continue
         found = []
         for a in args:
-            if type(a) is Slot:
+            ta = type(a)
+            if ta is Back:
+                k = out - a  # the slot it names
+                found.append(k)
+                if k not in last:
+                    last[k] = i
+            elif ta is Slot:
                 found.append(a)
                 if a not in last:
                     last[a] = i
-            elif type(a) in _CONTAINERS:
+            elif ta in _CONTAINERS:
                 found += _first_read(slots_in(a, []), last, i)
         if kwargs:
             found += _first_read(slots_in(kwargs, []), last, i)
         kept.append(i)
-        views.append((fn, args, kwargs, made))
+        views.append((fn, args, kwargs, out))
         reads.append(found)
     kept.reverse()
     views.reverse()
@@ -458,7 +490,7 @@ def _whole_reads(record: Eqn | Guard, live: Any, last: dict, i: int) -> list | N
     """The slots a record kept whole reads (marked last read at ``i`` if not yet read),
     or None if it is dead (no effect, and no result in ``live``)."""
     if type(record) is Guard:
-        return _first_read([Slot.of(record.slot)], last, i)
+        return _first_read([record.slot], last, i)
     if record.effect or not live.isdisjoint(record.outputs):
         return _first_read(_slots_read(record.args, record.kwargs), last, i)
     return None
@@ -509,7 +541,7 @@ def _layout(kept: list[int], views: list, reads: list, last: dict,
     """Per kept record its (writes, clears) registers; slot -> register; the number of
     registers.  Slots share the places of one list, a place taken again once its value
     is dead."""
-    reg: dict = {Slot.of(k): k for k in range(n_inputs)}
+    reg: dict = {k: k for k in range(n_inputs)}
     places = _Places(n_inputs)
     take, free = places.take, places.free
     layout = []
@@ -521,7 +553,7 @@ def _layout(kept: list[int], views: list, reads: list, last: dict,
                 if r not in dying:
                     dying.append(r)
         t = type(view)
-        if t is tuple and type(made := view[3]) is Slot:  # a plain step, kept: read later
+        if t is tuple and type(made := view[3]) is int:  # a plain step, kept: read later
             r = dying.pop() if dying else take()
             reg[made] = r
             writes = (r,)
@@ -553,6 +585,7 @@ class Plan:
         self._records: list = tape.records
         self._at: list[int] | None = None  # where each record begins: read at the first run
         self._meta = tape.meta
+        self._made_last = tape.prev
         # Outputs: a Slot, or a constant (copied at each call when it is an array).
         self._out_template = outputs
         self._guard_values: tuple | None = None
@@ -587,7 +620,7 @@ class Plan:
         registers; slot -> register; the number of registers; slot -> its last reader;
         per kept record its view (see _live)."""
         outputs = [t for t in self._out_template if type(t) is Slot]
-        kept, views, reads, last = _live(self._records, self._starts, outputs)
+        kept, views, reads, last = _live(self._records, self._starts, outputs, self._made_last)
         layout, reg, n_regs = _layout(kept, views, reads, last, self.n_inputs)
         return kept, layout, reg, n_regs, last, views
 
@@ -608,7 +641,8 @@ class Plan:
         for i, view, (writes, clears) in zip(kept, views, layout, strict=True):
             t = type(view)
             if t is tuple:  # a plain step: (fn, args, kwargs, out)
-                step = _fast_step(view[0], view[1], view[2], writes, clears, reg)
+                step = _fast_step(view[0], view[1], view[2], writes, clears, reg,
+                                  view[3] if type(view[3]) is int else 0)
             elif t is Guard:
                 step = _slow_step(view, ordinal, writes, clears, reg)
                 ordinal += 1
@@ -616,8 +650,8 @@ class Plan:
                 step = _fast_step(view.fn, view.args, view.kwargs, writes, clears, reg)
             else:
                 step = None
-            steps.append(step or _slow_step(_entry_at(self._records, i), -1, writes, clears,
-                                            reg))
+            steps.append(step or _slow_step(_entry_at(self._records, i, view), -1, writes,
+                                            clears, reg))
         self._blank = [None] * (n_regs - self.n_inputs)
         self._outs = [(reg[t], None) if type(t) is Slot else (None, t)
                       for t in self._out_template]
@@ -678,7 +712,7 @@ class Plan:
         """
         if self._compiled is not None:
             return True
-        kept, layout, reg, _, _, _ = self._schedule()
+        kept, layout, reg, _, _, views = self._schedule()
         if len(kept) > COMPILE_MAX_STEPS:
             return False
         src = _Source()
@@ -688,8 +722,8 @@ class Plan:
 
         lines = []
         ordinal = 0
-        for i, (writes, clears) in zip(kept, layout, strict=True):
-            e = _entry_at(self._records, i)
+        for i, view, (writes, clears) in zip(kept, views, layout, strict=True):
+            e = _entry_at(self._records, i, view)
             lines += _statements(e, ordinal, writes, (), src, lambda k: local(reg[k]), local)
             ordinal += type(e) is Guard
             lines += [f"del {local(r)}" for r in clears]
@@ -716,11 +750,11 @@ class Plan:
     @property
     def steps(self) -> tuple[Step, ...]:
         """The kept steps, in order, as :class:`Step` records."""
-        kept, layout, _, _, last, _ = self._schedule()
+        kept, layout, _, _, last, views = self._schedule()
         meta = self._slot_meta()
         out = []
-        for n, (i, (writes, _)) in enumerate(zip(kept, layout, strict=True)):
-            e = _entry_at(self._records, i)
+        for n, (i, view, (writes, _)) in enumerate(zip(kept, views, layout, strict=True)):
+            e = _entry_at(self._records, i, view)
             reads = tuple(dict.fromkeys(int(s) for s in _reads(e)))
             freed = tuple(s for s in reads if last.get(s) == i)
             if type(e) is Guard:

@@ -39,9 +39,7 @@ import math
 import operator
 import os
 import sys
-import threading
 import types
-import typing
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple
@@ -65,7 +63,7 @@ class Eqn(NamedTuple):
     item, None where an item is no new array.  An ``effect`` (an in-place update,
     a draw) is kept even when nothing reads its results.
 
-    >>> step = Eqn(operator.mul, (Slot.of(0), 2.0), None, (1,), "*")
+    >>> step = Eqn(operator.mul, (Slot(0), 2.0), None, (1,), "*")
     >>> step.args, step.outputs, step.effect
     ((%0, 2.0), (1,), False)
     """
@@ -99,70 +97,90 @@ _new = tuple.__new__  # builds a record from one tuple of its fields, in C
 
 
 class Slot(float):
-    """The place of one traced value in a template: ``Slot.of(k)`` is slot ``k``.
+    """The place of one traced value in a template: ``Slot(k)`` is slot ``k``.
 
-    Made once per number for the process, in runs as traces need them: a float
-    subclass with no slots of its own, 40 bytes (an int subclass takes 48: every
-    instance of a class made in Python carries the cyclic collector's header),
-    and a long trace makes one per step it records.  It equals its number and
-    hashes as it does, so dicts may key slots by either; it is told from a
-    constant of a template by its type alone (always ``type(x) is Slot``); ``k``
-    is its number as a plain int (to index a list with); ``outputs`` the ``(k,)``
-    of the steps that fill it.
+    A float subclass with no slots of its own (40 bytes: an int subclass takes 48).  It
+    equals its number and hashes as it does, so dicts may key slots by either; it is told
+    from a constant of a template by its type alone (always ``type(x) is Slot``); ``k``
+    is its number as a plain int (to index a list with); ``outputs`` the ``(k,)`` of the
+    steps that fill it.  A plain step's row names the slots it reads near it by a shared
+    :class:`Back` instead (see :class:`Tape`): a long trace keeps no object per slot.
 
-    >>> s = Slot.of(3)
+    >>> s = Slot(3)
     >>> s, s.k, s == 3, type(s) is Slot, type(3.0) is Slot
     (%3, 3, True, True, False)
     """
 
     __slots__ = ()
-    _made: typing.ClassVar[list[Slot]] = []  # every marker made so far, by number
 
     k = property(int)
 
     @property
     def outputs(self) -> tuple:
-        return _one(int(self))
+        return (int(self),)
 
     def __repr__(self) -> str:
         return f"%{int(self)}"
 
     def __reduce__(self) -> tuple:
-        return (Slot.of, (int(self),))
-
-    @classmethod
-    def of(cls, k: int) -> Slot:
-        made = cls._made
-        if len(made) <= k:  # made in runs of 1024, as slots come: a trace makes few spare
-            with _SLOTS_LOCK:  # two threads extending at once would number them wrong
-                n = len(made)
-                made.extend(cls(i) for i in range(n, max(k + 1, n + 1024)))
-        return made[k]
+        return (Slot, (int(self),))
 
 
-_SLOTS_LOCK = threading.Lock()
-_ONES: list[tuple] = []  # (k,) for every k met so far: the outputs of a step that makes k
+class Back(int):
+    """A traced argument in a plain step's row (see :class:`Tape`): the slot ``d`` before
+    the one the step makes (``made - d`` is that slot, a plain int).  One is made for each
+    ``d`` below :data:`NEAR`, at import: most arguments are made a few steps before they
+    are read, so a row holds no object of its own for them.  An argument made further
+    back is its :class:`Slot` instead, one per slot (see :func:`ref`).
+
+    >>> back(3) is back(3), back(3) == 3, type(back(3)) is Back, 10 - back(3)
+    (True, True, True, 7)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"back({int(self)})"
+
+    def __reduce__(self) -> tuple:
+        return (back, (int(self),))
 
 
-def _one(k: int) -> tuple:
-    ones = _ONES
-    if len(ones) <= k:
-        with _SLOTS_LOCK:
-            n = len(ones)
-            ones.extend((i,) for i in range(n, max(k + 1, n + max(n // 8, 1024))))
-    return ones[k]
+NEAR = 1024
+_NEAR = [Back(d) for d in range(NEAR)]
 
 
-def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn | Guard]:
+def back(d: int) -> Back:
+    """The shared Back of distance ``d`` (``0 <= d < NEAR``)."""
+    return _NEAR[d]
+
+
+def ref(tape: Tape, made: int, k: int) -> Back | Slot:
+    """How the row of a plain step making slot ``made`` names slot ``k``, an argument:
+    a shared Back if ``k`` is near, else ``k``'s Slot, made once for the tape."""
+    d = made - k
+    if d < NEAR:
+        return _NEAR[d]
+    far = tape.far
+    s = far.get(k)
+    if s is None:
+        s = far[k] = Slot(k)
+    return s
+
+
+def decode(records: list, start: int = 0, stop: int | None = None,
+           prev: int = 0) -> list[Eqn | Guard]:
     """The records of a tape's flat ``records`` (see :class:`Tape`), as Eqn and Guard:
-    those beginning from offset ``start`` (where one begins) before ``stop``.
+    those beginning from offset ``start`` (where one begins) before ``stop``; ``prev``
+    is the slot made by the last plain step before ``start`` (0 if none).
 
     A plain step (one array made, no effect) lies in a row of cells: ``head, arg_1 ...
-    arg_n, kwargs, out``, its ``head`` the tuple ``(n, fn, name)`` shared by every step
-    alike (``~n`` and no kwargs cell when it has no keywords), ``out`` its Slot;
-    :meth:`Tape.result` writes ``n, fn, arg_1 ... arg_n, kwargs, out, name``, ``out`` its
-    outputs tuple.  Any other record (a Guard; an Eqn with an effect, unpacked results,
-    or made elsewhere) is itself, in one cell.
+    arg_n, kwargs, step``, its ``head`` the tuple ``(n, fn, name)`` shared by every step
+    alike (``~n`` and no kwargs cell when it has no keywords).  It makes slot ``prev +
+    step``, ``prev`` the slot the plain step before it made; an argument that is a
+    :class:`Back` ``d`` reads slot ``made - d``.  :meth:`Tape.result` writes ``n, fn,
+    arg_1 ... arg_n, kwargs, outputs, name``.  Any other record (a Guard; an Eqn with an
+    effect, unpacked results, or made elsewhere) is itself, in one cell.
     """
     out: list = []
     append = out.append
@@ -171,27 +189,27 @@ def decode(records: list, start: int = 0, stop: int | None = None) -> list[Eqn |
     while i < end:
         o = records[i]
         t = type(o)
-        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] out
+        if t is tuple:  # (n, fn, name), arg_1 ... arg_n, [kwargs,] step
             m, fn, name = o
             j = i + 1 + (m if m >= 0 else ~m)
-            args = tuple(records[i + 1:j])
-            kwargs, made = (records[j], records[j + 1]) if m >= 0 else (None, records[j])
+            kwargs, step = (records[j], records[j + 1]) if m >= 0 else (None, records[j])
+            made = prev = prev + step
+            args = tuple(Slot(made - a) if type(a) is Back else a for a in records[i + 1:j])
+            outputs = (made,)
             i = j + 2 if m >= 0 else j + 1
-        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, out, name
+        elif t is int:  # n, fn, arg_1 ... arg_n, kwargs, outputs, name
             j = i + 2 + o
-            fn, args, kwargs, made, name = (records[i + 1], tuple(records[i + 2:j]),
-                                            records[j], records[j + 1], records[j + 2])
+            fn, args, kwargs, outputs, name = (records[i + 1], tuple(records[i + 2:j]),
+                                               records[j], records[j + 1], records[j + 2])
             i = j + 3
         else:  # a record in one cell
             append(o)
             i += 1
             continue
-        append(new(Eqn, (fn, args, kwargs, made.outputs if type(made) is Slot else made,
-                         name, False, False)))
+        append(new(Eqn, (fn, args, kwargs, outputs, name, False, False)))
     return out
 
 
-_MARKS = Slot._made
 _TAPE: ContextVar[Tape | None] = ContextVar("funcgrad_replay_tape", default=None)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -216,16 +234,19 @@ class Tape:
     raise :class:`ReplayError` (False) or mark the tape ``tainted`` and go on.
     """
 
-    __slots__ = ("__weakref__", "fallback", "inputs", "last", "meta", "open", "owned",
-                 "records", "tainted")
+    __slots__ = ("__weakref__", "fallback", "far", "inputs", "last", "meta", "open", "owned",
+                 "prev", "records", "tainted")
 
     def __init__(self, fallback: bool = False):
         # The steps, flat (see decode): a plain step (neither effect nor unpack) as a
-        # shared head, its arguments and its slot in a row, any other record (a Guard, an
-        # Eqn with effect or unpack) as itself, in one cell.  No tuple per step: a long
-        # trace holds about 120 bytes less per step, and makes fewer objects for the
-        # cyclic collector to walk.  ``entries`` reads them as records.
+        # shared head, its arguments and the step from the slot the plain step before
+        # made to its own, in a row; any other record (a Guard, an Eqn with effect or
+        # unpack) as itself, in one cell.  No tuple per step, and no object per slot: a
+        # row names the slots it reads by their distance back (see Back), mostly a
+        # shared one.  ``entries`` reads them as records.
         self.records: list = []
+        self.prev = 0  # the slot the last plain step made (see decode)
+        self.far: dict[int, Slot] = {}  # the Slot of each slot a row names from far (see ref)
         self.meta: list[tuple] = []  # (shape, dtype) of each slot: len(meta) slots so far
         self.last: tuple = ((), None)  # the (shape, dtype) pair met last: most slots share it
         self.inputs: list = []
@@ -389,7 +410,7 @@ class Tape:
                 raise ReplayError(
                     f"fg.replay: {name} updates in place an array that is not traced (a "
                     f"constant of the plan) at {caller()}; update arrays the function makes")
-            if t.mark < len(self.inputs) or _may_share_an_input(t.v, self):
+            if t.k < len(self.inputs) or _may_share_an_input(t.v, self):
                 raise ReplayError(
                     f"fg.replay: {name} updates an argument of the function in place at "
                     f"{caller()}; a replay cannot undo that if it has to trace again: "
@@ -608,10 +629,11 @@ class Traced:
     """A raw array under trace: every computation with it becomes a step of its tape."""
 
     # ``shape`` and ``dtype`` are static (part of the signature): plain attributes.
-    __slots__ = ("dtype", "mark", "shape", "tape", "v")
+    __slots__ = ("dtype", "k", "shape", "tape", "v")  # k: its slot's number
     __array_priority__ = 1000
 
-    slot = property(lambda self: self.mark.k)
+    slot = property(lambda self: self.k)
+    mark = property(lambda self: Slot(self.k))  # its slot, for a template
 
     ndim = property(lambda self: self.v.ndim)
     size = property(lambda self: self.v.size)
@@ -782,24 +804,27 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         if t in _TRACED:
             if other.tape is not tape:
                 raise ReplayError(_foreign_message(other))
-            o, mark = other.v, other.mark
+            o, ok = other.v, other.k
         elif t in _PLAIN_OPERANDS:  # the common constants, spared the checks below
-            o = mark = other
+            o, ok = other, None
         elif _owns_operators(t):
             return NotImplemented  # the Node's reflected operator records it
         elif t in _CONTAINERS:
             return tape.call(op, (other, self) if reflected else (self, other), None, symbol)
         else:
-            o = mark = other
-        if reflected:
-            value, a, b = op(o, self.v), mark, self.mark
-        else:
-            value, a, b = op(self.v, o), self.mark, mark
+            o, ok = other, None
+        value = op(o, self.v) if reflected else op(self.v, o)
         if type(value) in _NUMPY_ARRAYS:
             t = _wrap(tape, value)
-            tape.records += (head(op, -3, symbol), a, b, t.mark)  # emit's record, inline
+            k = t.k  # emit's record, inline (ref's near case too)
+            a = _NEAR[d] if (d := k - self.k) < NEAR else ref(tape, k, self.k)
+            b = o if ok is None else _NEAR[d] if (d := k - ok) < NEAR else ref(tape, k, ok)
+            tape.records += (head(op, -3, symbol), b, a, k - tape.prev) if reflected else (
+                head(op, -3, symbol), a, b, k - tape.prev)
+            tape.prev = k
             return t
-        return tape.result(op, (a, b), None, value, symbol)
+        a, b = Slot(self.k), o if ok is None else Slot(ok)
+        return tape.result(op, (b, a) if reflected else (a, b), None, value, symbol)
 
     return method
 
@@ -813,7 +838,7 @@ def _in_place(op: Callable, symbol: str) -> Callable:
         t = type(other)
         tape = self.tape
         if t in _TRACED and other.tape is tape:
-            o, mark = other.v, other.mark
+            o, mark = other.v, Slot(other.k)
         elif t in _PLAIN_OPERANDS:
             o = mark = other
         else:
@@ -863,7 +888,10 @@ def _unary(op: Callable, symbol: str) -> Callable:
         value = op(self.v)
         if type(value) in _NUMPY_ARRAYS:  # Tape.call's step, shorter
             t = _wrap(tape, value)
-            tape.records += (head(op, -2, symbol), self.mark, t.mark)
+            k = t.k
+            a = _NEAR[d] if (d := k - self.k) < NEAR else ref(tape, k, self.k)
+            tape.records += (head(op, -2, symbol), a, k - tape.prev)
+            tape.prev = k
             return t
         return tape.result(op, (self.mark,), None, value, symbol)
 
@@ -983,7 +1011,7 @@ def _number(tape: Tape, v: float) -> TracedNumber:
     k = len(meta)
     t.v = v
     t.tape = tape
-    t.mark = _MARKS[k] if k < len(_MARKS) else Slot.of(k)
+    t.k = k
     t.shape = ()
     t.dtype = _FLOAT64
     meta.append(_NUMBER_META)
@@ -1002,16 +1030,18 @@ def _register_number() -> None:
 def emit(tape: Tape, fn, targs, tkw, value, name, check=False, effect=False) -> Traced:
     """The step that made ``value``, one new array: recorded, and ``value`` traced."""
     t = _wrap(tape, value)
+    k = t.k
     if effect:
-        tape.records.append(_new(Eqn, (fn, targs, tkw, t.mark.outputs, name, True, False)))
-    else:  # a plain step: its shared head, arguments, keywords if any, slot (see decode)
+        tape.records.append(_new(Eqn, (fn, targs, tkw, (k,), name, True, False)))
+    else:  # a plain step: its shared head, arguments, keywords if any, step (see decode)
         n = ~len(targs) if tkw is None else len(targs)
         records = tape.records
         records.append(head(fn, n, name))
-        records += targs
-        records += (t.mark,) if n < 0 else (tkw, t.mark)
+        records += [ref(tape, k, int(a)) if type(a) is Slot else a for a in targs]
+        records += (k - tape.prev,) if n < 0 else (tkw, k - tape.prev)
+        tape.prev = k
     if check:  # a shape read from data: a guard
-        tape.records.append(Guard(_SHAPE, t.mark.k, t.shape, name, caller()))
+        tape.records.append(Guard(_SHAPE, k, t.shape, name, caller()))
     return t
 
 
@@ -1033,10 +1063,7 @@ def _wrap(tape: Tape, value: Any) -> Traced:
     k = len(meta)
     t.v = value
     t.tape = tape
-    try:
-        t.mark = _MARKS[k]
-    except IndexError:
-        t.mark = Slot.of(k)
+    t.k = k
     # Shapes and dtypes are static (the signature fixes them): read once, here.
     shape = value.shape
     dtype = t.dtype = value.dtype
@@ -1108,9 +1135,12 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         a.dtype.kind in "biu" and not _elementwise(prim.numpy_impl))
     tape = a.tape
     if check or type(value) not in _NUMPY_ARRAYS:
-        return tape.result(impl, (a.mark,), None, value, name, check)
+        return tape.result(impl, (Slot(a.k),), None, value, name, check)
     t = _wrap(tape, value)
-    tape.records += (head(impl, -2, name), a.mark, t.mark)  # emit's record, inline
+    k = t.k  # emit's record, inline (ref's near case too)
+    c = _NEAR[d] if (d := k - a.k) < NEAR else ref(tape, k, a.k)
+    tape.records += (head(impl, -2, name), c, k - tape.prev)
+    tape.prev = k
     return t
 
 
@@ -1120,27 +1150,32 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
     a, b = args
     tb = type(b)
     if type(a) in _TRACED:
-        tape, av, am = a.tape, a.v, a.mark
+        tape, av, ak = a.tape, a.v, a.k
         if tb in _TRACED:
             if b.tape is not tape:
                 raise ReplayError(_foreign_message(b))
-            bv, bm = b.v, b.mark
+            bv, bk = b.v, b.k
         elif tb in _CONTAINERS:
             return _run_general(prim, args, {})
         else:
-            bv = bm = b
+            bv, bk = b, None
     elif type(a) in _CONTAINERS or tb not in _TRACED:
         return _run_general(prim, args, {})
     else:
-        tape, bv, bm = b.tape, b.v, b.mark
-        av = am = a
+        tape, bv, bk = b.tape, b.v, b.k
+        av, ak = a, None
     impl = prim.numpy_impl if type(av) in NUMPY_TYPES and type(bv) in NUMPY_TYPES else prim.impl
     value = impl(av, bv)
     check = type(prim.numpy_impl) is not numpy.ufunc and _shape_guarded(prim, args, None)
     if check or type(value) not in _NUMPY_ARRAYS:
-        return tape.result(impl, (am, bm), None, value, prim.name, check)
+        return tape.result(impl, (av if ak is None else Slot(ak), bv if bk is None else Slot(bk)),
+                           None, value, prim.name, check)
     t = _wrap(tape, value)
-    tape.records += (head(impl, -3, prim.name), am, bm, t.mark)  # emit's record, inline
+    k = t.k  # emit's record, inline (ref's near case too)
+    a = av if ak is None else _NEAR[d] if (d := k - ak) < NEAR else ref(tape, k, ak)
+    b = bv if bk is None else _NEAR[d] if (d := k - bk) < NEAR else ref(tape, k, bk)
+    tape.records += (head(impl, -3, prim.name), a, b, k - tape.prev)
+    tape.prev = k
     return t
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.tracer import Eqn, Guard, Tape
+from funcgrad.tracer import Back, Eqn, Guard, Slot, Tape, back, decode
 
 plan_module = importlib.import_module("funcgrad.plan")
 
@@ -107,15 +107,24 @@ def test_a_tape_keeps_plain_steps_flat_and_decodes_them_as_records():
     records, entries = tape.records, tape.entries
     assert [e.name for e in entries] == ["*", "sin", "clip", "sum", "+=", "*", "float"]
     mul, sin, clip, total, update, scaled, guard = entries
-    assert records[:7] == [(~2, mul.fn, "*"), x.mark, 2.0, mul.outputs[0],  # 4 cells
-                           (~1, sin.fn, "sin"), mul.outputs[0], sin.outputs[0]]  # 3 cells
-    assert records[0] is tape.records[0]  # one head for every step alike
+    # A row: head, arguments (a traced one as the distance back from the slot made), and
+    # the step from the slot the plain step before made (none: 0) to this one's.
+    assert records[:7] == [(~2, mul.fn, "*"), back(2), 2.0, 2,  # 4 cells: makes slot 2
+                           (~1, sin.fn, "sin"), back(1), 1]  # 3 cells: reads 2, makes 3
+    assert [type(c) for c in records[1:4]] == [Back, float, int]
+    assert records[0] is tape.records[0] and records[5] is back(1)  # shared, not made anew
+    assert (mul.args, mul.outputs, sin.args, sin.outputs) == ((x.mark, 2.0), (2,), (2,), (3,))
+    assert type(mul.args[0]) is Slot and type(sin.args[0]) is Slot
     assert (clip.args[1:], clip.kwargs, total.kwargs) == ((0.25, 1.0), None, {"axis": 0})
     assert update.effect and update.outputs == (6,) and update in records
     assert (scaled.args, scaled.outputs) == ((lr.mark, 3.0), (7,)) and guard in records
     assert all(type(e.outputs) is tuple for e in entries[:-1])
-    offsets = plan_module._offsets(records)
-    assert [plan_module._entry_at(records, i) for i in offsets] == list(entries)
+    prev = 0  # each record decoded alone, from where it lies, given the slot made before
+    for i, entry in zip(plan_module._offsets(records), entries, strict=True):
+        assert decode(records, i, i + 1, prev) == [entry]
+        if type(records[i]) is tuple:
+            prev = entry.outputs[0]
+    assert prev == tape.prev == 5  # sum made slot 5 (the float's step is not a plain one)
 
 
 def test_constants_equal_to_slot_numbers_stay_constants():

@@ -226,8 +226,9 @@ def _first_call_peak(meter: memory.Meter, x: np.ndarray, kind: str, steps: int) 
 def first_calls(python: str, steps: int, timeout_s: float = 600.0) -> dict[str, float]:
     """Peak bytes per step (tracemalloc) of one call on this workload's chain of ``steps``
     steps: ``eager`` (``fg.value_and_grad``), and replay's first call (the trace) in a
-    ``fresh`` process and in a ``warm`` one, which has traced as long a chain before (slot
-    markers are made once per process). Each in a child of its own::
+    ``fresh`` process and in a ``warm`` one, which has traced as long a chain before (what
+    a process keeps between traces would show as a difference). Each in a child of its
+    own::
 
         python -m benchmarks.first_call_memory 100000
     """
