@@ -159,7 +159,7 @@ def ref(tape: Tape, made: int, k: int) -> Back | Slot:
     """How the row of a plain step making slot ``made`` names slot ``k``, an argument:
     a shared Back if ``k`` is near, else ``k``'s Slot, made once for the tape."""
     d = made - k
-    if d < NEAR:
+    if 0 < d < NEAR:  # (never 0 or less: were it, its Slot is right)
         return _NEAR[d]
     far = tape.far
     s = far.get(k)
@@ -817,8 +817,8 @@ def _binary(op: Callable, symbol: str, reflected: bool = False) -> Callable:
         if type(value) in _NUMPY_ARRAYS:
             t = _wrap(tape, value)
             k = t.k  # emit's record, inline (ref's near case too)
-            a = _NEAR[d] if (d := k - self.k) < NEAR else ref(tape, k, self.k)
-            b = o if ok is None else _NEAR[d] if (d := k - ok) < NEAR else ref(tape, k, ok)
+            a = _NEAR[d] if 0 < (d := k - self.k) < NEAR else ref(tape, k, self.k)
+            b = o if ok is None else _NEAR[d] if 0 < (d := k - ok) < NEAR else ref(tape, k, ok)
             tape.records += (head(op, -3, symbol), b, a, k - tape.prev) if reflected else (
                 head(op, -3, symbol), a, b, k - tape.prev)
             tape.prev = k
@@ -889,7 +889,7 @@ def _unary(op: Callable, symbol: str) -> Callable:
         if type(value) in _NUMPY_ARRAYS:  # Tape.call's step, shorter
             t = _wrap(tape, value)
             k = t.k
-            a = _NEAR[d] if (d := k - self.k) < NEAR else ref(tape, k, self.k)
+            a = _NEAR[d] if 0 < (d := k - self.k) < NEAR else ref(tape, k, self.k)
             tape.records += (head(op, -2, symbol), a, k - tape.prev)
             tape.prev = k
             return t
@@ -1138,7 +1138,7 @@ def _run_primitive(prim: Primitive, args: tuple, kwargs: dict) -> Any:
         return tape.result(impl, (Slot(a.k),), None, value, name, check)
     t = _wrap(tape, value)
     k = t.k  # emit's record, inline (ref's near case too)
-    c = _NEAR[d] if (d := k - a.k) < NEAR else ref(tape, k, a.k)
+    c = _NEAR[d] if 0 < (d := k - a.k) < NEAR else ref(tape, k, a.k)
     tape.records += (head(impl, -2, name), c, k - tape.prev)
     tape.prev = k
     return t
@@ -1172,8 +1172,8 @@ def _run_binary(prim: Primitive, args: tuple) -> Any:
                            None, value, prim.name, check)
     t = _wrap(tape, value)
     k = t.k  # emit's record, inline (ref's near case too)
-    a = av if ak is None else _NEAR[d] if (d := k - ak) < NEAR else ref(tape, k, ak)
-    b = bv if bk is None else _NEAR[d] if (d := k - bk) < NEAR else ref(tape, k, bk)
+    a = av if ak is None else _NEAR[d] if 0 < (d := k - ak) < NEAR else ref(tape, k, ak)
+    b = bv if bk is None else _NEAR[d] if 0 < (d := k - bk) < NEAR else ref(tape, k, bk)
     tape.records += (head(impl, -3, prim.name), a, b, k - tape.prev)
     tape.prev = k
     return t

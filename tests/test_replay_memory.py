@@ -17,7 +17,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.tracer import NEAR, Back, Slot, Tape, back
+from funcgrad.tracer import NEAR, Back, Slot, Tape, back, ref
 
 STEPS = 3000
 
@@ -122,3 +122,14 @@ def test_a_row_names_near_arguments_by_a_shared_back_and_far_ones_by_their_slot(
     assert type(row[2]) is Slot and row[2] == x.slot and tape.far == {x.slot: row[2]}
     (mul,) = tape.entries[-1:]
     assert mul.args == (Slot(y.slot), Slot(x.slot)) and mul.outputs == (z.slot,)
+
+
+def test_a_distance_of_zero_or_less_is_never_a_back():
+    """Arguments are made before the step that reads them, so a distance is at least 1;
+    were one ever 0 or less, a Back (``_NEAR[-1]`` is the Back of 1023) would name the
+    wrong slot without a word: ``ref`` names such a slot by its Slot."""
+    tape = Tape()
+    for made, k in ((5, 5), (5, 7), (5, 5 + NEAR)):
+        r = ref(tape, made, k)
+        assert type(r) is Slot and r == k
+    assert ref(tape, 5, 4) is back(1) and ref(tape, NEAR + 4, 4) == 4
