@@ -272,7 +272,7 @@ def _code(key: Any, body: list[str], names: list[str]) -> Callable:
 def _reads(entry: Eqn | Guard) -> list:
     """The slots an entry reads, left to right (with repeats)."""
     if type(entry) is Guard:
-        return [Slot(entry.slot)]
+        return [entry.slot]  # an int: dicts key slots by either (see Slot)
     return _slots_read(entry.args, entry.kwargs)
 
 
@@ -419,9 +419,9 @@ def _live(records: list, at: list[int], outputs: list,
     plan returns).  With them, each one's view -- ``(fn, args, kwargs, out)`` for a plain
     step, its arguments as they lie (Backs among them), ``out`` the int slot it makes or
     the outputs tuple of :meth:`Tape.result`'s form; the record itself for any other --
-    and the slots it reads; and each slot's last
-    reader (the offset past the end for an output: never released).  ``made_last`` is
-    the slot the last plain step made (the tape's ``prev``)."""
+    and the slots it reads; and each slot's last reader (the offset past the end for an
+    output: never released).  ``made_last`` is the slot the last plain step made (the
+    tape's ``prev``)."""
     last = dict.fromkeys(outputs, len(records))
     live = last.keys()
     kept, views, reads = [], [], []
