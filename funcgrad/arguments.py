@@ -92,7 +92,13 @@ def check_complex(name: str, leaves: list, holomorphic: bool, what: str) -> None
     ``name`` must be real without it (only where ``name`` needs that: see the callers) and
     complex with it; else ``TypeError`` naming the leaf, its dtype and ``holomorphic=True``."""
     for k, x in enumerate(leaves):
-        kind = _kind(x)
+        kind = "b" if isinstance(value_of(x), bool) else _kind(x)
+        if what == "outputs" and kind in ("b", "i", "u"):  # "" (no dtype) is not "b"
+            raise FuncgradTypeError(
+                f"{name} needs a float (or complex) output, but output leaf {k} has dtype "
+                f"{_dtype_name(x)}: a boolean or integer result (a comparison, fnp.argmax, "
+                f"a count) is not differentiable; fg.vjp of it gives zero cotangents"
+            )
         if holomorphic and kind != "c" and kind in "fiub":
             dtype = _dtype_name(x)
             raise FuncgradTypeError(

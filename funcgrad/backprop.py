@@ -24,7 +24,8 @@ import numpy
 import pyrsistent
 
 from .backend import NUMPY_TYPES
-from .backprop_utils import as_nodes, check_grad, describe, finite, owned, scale, seed
+from .backprop_utils import (as_nodes, check_grad, describe, finite, gradient_map, owned,
+                             scale, seed)
 from .errors import BackpropError, FuncgradTypeError, FuncgradValueError
 from .hooks import active_hooks, debugging_nans
 from .node import (
@@ -173,10 +174,10 @@ def backprop(
                 raise BackpropError(f"{what} {i} is not on the graph {bp.name!r}")
     seeded, seeds = _seeds(outputs, grad_outputs, scale(loss_scale))
     if not seeded:
-        return pyrsistent.pmap(dict.fromkeys(inputs))
+        return gradient_map(dict.fromkeys(inputs))
     found = gradients(seeded, seeds, inputs, bp, enable_double_backprop, active_hooks(hooks))
     caller = [n.value for n in inputs] + [n.value for n in outputs] + list(grad_outputs or ())
-    return pyrsistent.pmap(dict(zip(inputs, owned(found, caller), strict=True)))
+    return gradient_map(zip(inputs, owned(found, caller), strict=True))
 
 
 def _seeds(outputs: list, grad_outputs: Any, scale_by: Any) -> tuple[list, list]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy
+import pyrsistent
 
 from . import backend
 from .arrays import array_likes
@@ -26,6 +27,7 @@ from .batching import innermost_raw
 from .errors import DeviceMismatchError, FuncgradTypeError, FuncgradValueError, GradientTypeError
 from .node import Node
 from .numpy import real
+from .tree import register_node
 
 
 def as_nodes(seq: Any, what: str) -> list[Node]:
@@ -251,3 +253,83 @@ def owned(values: list, caller: Sequence) -> list:
             taken.add(id(v))
         out.append(v)
     return out
+
+
+class _Same:
+    """A key that equals exactly one object, by identity, whatever its ``==`` returns."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return hash(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return (other.obj if type(other) is _Same else other) is self.obj
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+
+def _same(key: Any) -> _Same:
+    return key if type(key) is _Same else _Same(key)
+
+
+class GradientMap(pyrsistent.PMap):
+    """The ``PMap`` a fold returns: Nodes keyed by identity, as API.md section 1 says.
+
+    A Node's ``==`` is elementwise, and a ``PMap`` compares the keys that share
+    a bucket with ``==``; here every stored key is wrapped so that a look-up
+    (``grads[x]``, ``x in grads``, ``.get``, ``.set``, ``.remove``) matches
+    exactly the Node it was given, and iteration yields the Nodes themselves.
+
+    >>> a, b = object(), object()
+    >>> m = gradient_map({a: 1, b: 2}).set(a, 3)
+    >>> m[a], m[b], len(m), list(m) == [a, b] or list(m) == [b, a]
+    (3, 2, 2, True)
+    """
+
+    def iteritems(self):
+        for key, value in super().iteritems():
+            yield key.obj, value
+
+    def evolver(self) -> GradientMap._Evolver:
+        return GradientMap._Evolver(self)
+
+    def __reduce__(self):
+        return gradient_map, (dict(self.iteritems()),)
+
+    def __repr__(self) -> str:
+        return f"GradientMap({dict(self.iteritems())})"
+
+    class _Evolver(pyrsistent.PMap._Evolver):
+        __slots__ = ()
+
+        def set(self, key, val):
+            return super().set(_same(key), val)
+
+        def remove(self, key):
+            return super().remove(_same(key))
+
+        def persistent(self) -> GradientMap:
+            if self.is_dirty():
+                self._original_pmap = GradientMap(self._size, self._buckets_evolver.persistent())
+            return self._original_pmap
+
+
+_EMPTY = GradientMap(0, pyrsistent.pvector([None] * 8))
+
+
+def gradient_map(pairs: Any) -> GradientMap:
+    """A :class:`GradientMap` of the ``(key, value)`` pairs (or the dict) ``pairs``."""
+    evolver = _EMPTY.evolver()
+    for key, value in (pairs.items() if isinstance(pairs, dict) else pairs):
+        evolver.set(key, value)
+    return evolver.persistent()
+
+
+register_node(GradientMap,
+              lambda m: (tuple(v for _, v in m.iteritems()), tuple(_Same(k) for k in m)),
+              lambda keys, values: gradient_map(zip((k.obj for k in keys), values)))

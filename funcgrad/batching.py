@@ -224,8 +224,8 @@ def _install_methods() -> None:
                                                                 keepdims=keepdims)
     Batched.any = lambda self, axis=None, keepdims=False: _call("any", self, axis=axis,
                                                                 keepdims=keepdims)
-    # Raw code compares arrays elementwise (``v == 0``): so do batched values, which stand
-    # for raw arrays there (a Node's == is identity: Nodes key maps; these never do).
+    # Raw code compares arrays elementwise (``v == 0``, ``v == None``): so do batched
+    # values, which stand for raw arrays there, exactly as NumPy's operators do.
     Batched.__eq__ = lambda self, other: _call("equal", self, other)
     Batched.__ne__ = lambda self, other: _call("not_equal", self, other)
     Batched.__hash__ = None

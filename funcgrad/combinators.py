@@ -173,7 +173,7 @@ def grad(fun: Callable, argnums: Any = 0, has_aux: bool = False,
     gradient: NumPy (or CuPy) arrays of the arguments' shapes and dtypes.
 
     - ``fun`` must return a scalar (an array of size 1); anything else raises
-      ``ValueError`` naming the shape.
+      ``ValueError`` naming the shape; a boolean or integer one, ``TypeError``.
     - ``argnums``: the position of the argument to differentiate, or a tuple of
       distinct positions; with a tuple, the result is a tuple of gradients, one
       per position.  The other arguments are constants; keyword arguments

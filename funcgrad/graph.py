@@ -28,6 +28,7 @@ import html
 import math
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -48,14 +49,36 @@ HTML_MAX_ROWS = 500
 SVG_MAX_NODES = 300
 
 
-def _fold_order(nodes: Any) -> tuple:
+def _fold_order(nodes: Any) -> NodeTuple:
     # The backward fold's order (backprop.backprop): highest rank first, ties
     # in creation order.
-    return tuple(sorted(nodes, key=lambda n: (-n.rank, n.serial)))
+    return NodeTuple(sorted(nodes, key=lambda n: (-n.rank, n.serial)))
 
 
-def _node_tuple(seq: Any, what: str) -> tuple:
-    seq = tuple(seq)
+class NodeTuple(tuple):
+    """A tuple of Nodes whose ``in``, ``index`` and ``count`` go by identity.
+
+    A Node's ``==`` is elementwise (as an array's), so a plain tuple's ``x in
+    nodes`` would compare values; here it asks whether ``x`` is one of them.
+    """
+
+    __slots__ = ()
+
+    def __contains__(self, x: object) -> bool:
+        return any(n is x for n in self)
+
+    def index(self, x: object, start: int = 0, stop: int = sys.maxsize) -> int:
+        for i in range(*slice(start, stop).indices(len(self))):
+            if self[i] is x:
+                return i
+        raise ValueError(f"{short_text(x)} is not one of these nodes")
+
+    def count(self, x: object) -> int:
+        return sum(n is x for n in self)
+
+
+def _node_tuple(seq: Any, what: str) -> NodeTuple:
+    seq = NodeTuple(seq)
     for i, n in enumerate(seq):
         if type(n) is not Node:
             raise FuncgradTypeError(f"Graph {what}[{i}] must be a Node, got {type(n).__name__}")
@@ -131,6 +154,10 @@ class Graph:
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
+
+    def __contains__(self, x: object) -> bool:
+        """Whether ``x`` is one of the graph's nodes (by identity, not value)."""
+        return x in self.nodes
 
     def __repr__(self) -> str:
         return f"<{self._summary()}>"

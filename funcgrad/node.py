@@ -100,7 +100,7 @@ class _NodeUnderConstruction(_NodeSlots):
 
 
 class Node(_NodeSlots):
-    """An immutable graph node.  ``==`` and ``hash`` are by identity.
+    """An immutable graph node.  ``hash`` is by identity; ``==`` is elementwise.
 
     Built by primitives and :func:`require_grad`, never by hand.
     ``value`` is the raw array; ``inputs`` the Nodes it was computed from;
@@ -113,8 +113,8 @@ class Node(_NodeSlots):
     >>> y = fnp.sin(x) * 2.0
     >>> y.shape, y.dtype, y.primitive.name, y.rank, y.inputs[0].primitive.name
     ((2,), dtype('float64'), 'multiply', 2, 'sin')
-    >>> y == y, y == fnp.sin(x) * 2.0          # identity, not values
-    (True, False)
+    >>> y == fnp.sin(x) * 2.0, hash(y) == hash(fnp.sin(x) * 2.0)  # values, identity
+    (array([ True,  True]), False)
     """
 
     __slots__ = ()

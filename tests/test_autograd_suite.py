@@ -42,10 +42,6 @@ OUT_OF_SCOPE = {
 
 # Tests that fail by design or for a named reason (strict: each must fail).
 BY_DESIGN = {
-    "test_binary_ops.py::test_comparison_grads":
-        "== and != on Nodes compare identity (API.md §1); elementwise is fnp.equal",
-    "test_binary_ops.py::test_comparison_values":
-        "== and != on Nodes compare identity (API.md §1)",
     "test_numpy.py::test_plain_numpy_reductions_on_box":
         "plain NumPy functions on a Node raise NodeConversionError naming fnp's (API.md §1)",
     "test_numpy.py::test_cast_to_int":

@@ -152,15 +152,15 @@ def test_node_attributes_cannot_be_deleted(attr):
 
 # --- identity -----------------------------------------------------------------
 
-def test_equality_is_identity_not_elementwise():
-    a = fg.require_grad(np.ones(3))
-    b = fg.require_grad(np.ones(3))
-    assert (a == a) is True  # noqa: PLR0124
-    assert (a == b) is False
-    assert (a != b) is True
-    assert (a != a) is False  # noqa: PLR0124
-    np.testing.assert_array_equal(fnp.equal(a, b), [True, True, True])
-    np.testing.assert_array_equal(fnp.not_equal(a, b), [False, False, False])
+def test_equality_is_elementwise_as_numpy_s():
+    a = fg.require_grad(np.array([1.0, 2.0, 3.0]))
+    b = fg.require_grad(np.array([1.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(a == b, [True, False, True])
+    np.testing.assert_array_equal(a != b, [False, True, False])
+    np.testing.assert_array_equal(a == 2.0, [False, True, False])
+    np.testing.assert_array_equal(2.0 != a, [True, False, True])
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(a == a)  # noqa: PLR0124 -- as for a NumPy array
 
 
 def test_hash_is_identity_based_and_stable():
@@ -178,14 +178,12 @@ def test_nodes_are_keys_of_dict_set_and_pmap():
     assert len(d) == 3 and d[a] == "a" and d[b] == "b" and d[c] == "c"
     s = {a, b, c, a}
     assert len(s) == 3 and b in s
-    m = pyrsistent.pmap({a: 1, b: 2}).set(c, 3)
-    assert len(m) == 3 and m[a] == 1 and m[b] == 2 and m[c] == 3
-    assert m.discard(a).get(a) is None and m.discard(a)[b] == 2
-    assert pyrsistent.pset([a, b, a]) == pyrsistent.pset([b, a])
-    # large maps (hash collisions resolved by ==) still find the right node
-    many = [fg.require_grad(np.zeros(())) for _ in range(200)]
-    big = pyrsistent.pmap({n: i for i, n in enumerate(many)})
-    assert [big[n] for n in many] == list(range(200))
+    # the maps the fold returns look Nodes up by identity, whatever == says
+    m = fg.backprop([fnp.sum(a * b)], [a, b]).set(c, 3)
+    assert isinstance(m, pyrsistent.PMap) and len(m) == 3 and m[c] == 3
+    np.testing.assert_array_equal(m[a], np.ones(3))
+    assert m.discard(a).get(a) is None and m.discard(a)[c] == 3 and a not in m.discard(a)
+    assert list(m.keys()) and all(any(k is n for n in (a, b, c)) for k in m)
 
 
 def test_backprop_result_is_keyed_by_the_input_nodes():
@@ -368,8 +366,8 @@ def test_nodes_can_be_weak_referenced():
     x = fg.require_grad(np.array([1.0, 2.0]))
     y = fnp.sin(x) * x
     refs = [weakref.ref(x), weakref.ref(y)]
-    cache = weakref.WeakKeyDictionary({y: "seen"})
-    assert refs[1]() is y and cache[y] == "seen"
+    cache = weakref.WeakValueDictionary({id(y): y})  # keyed by id: == is elementwise
+    assert refs[1]() is y and cache[id(y)] is y
     del x, y
     gc.collect()
     assert [r() for r in refs] == [None, None]  # weak references keep nothing alive

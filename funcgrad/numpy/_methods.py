@@ -16,6 +16,7 @@ comparisons, indexing), its NumPy-style methods (``.sum()``, ``.reshape()``,
 from __future__ import annotations
 
 import sys
+from numbers import Number
 from types import FunctionType
 
 import numpy
@@ -28,7 +29,7 @@ from . import more as _more
 from . import products as _p
 from . import reductions as _r
 from . import shape as _s
-from .comparison import greater, greater_equal, less, less_equal
+from .comparison import equal, greater, greater_equal, less, less_equal, not_equal
 
 
 def _array(self, dtype=None, copy=None):
@@ -44,7 +45,7 @@ def _operator_ufuncs() -> dict:
         "divide": _e.divide, "true_divide": _e.divide, "power": _e.power,
         "matmul": _p.matmul, "negative": _e.negative, "absolute": _e.absolute,
         "less": less, "less_equal": less_equal, "greater": greater,
-        "greater_equal": greater_equal,
+        "greater_equal": greater_equal, "equal": equal, "not_equal": not_equal,
         "remainder": _more.remainder, "floor_divide": _more.floor_divide,
         "divmod": lambda x, y: (_more.floor_divide(x, y), _more.remainder(x, y)),
     }
@@ -265,8 +266,10 @@ METHODS = {
     "__pos__": lambda self: self,
     "__abs__": lambda self: _e.absolute(self),
     "__getitem__": lambda self, index: _s.getitem(self, index),
-    # Comparisons give plain boolean arrays (no gradient); == and != stay
-    # identity so that Nodes can key dicts, sets and pyrsistent maps.
+    # Comparisons give plain boolean arrays (no gradient), == and != too, as in
+    # NumPy; hash stays identity (see funcgrad.backprop_utils.GradientMap).
+    "__eq__": lambda self, other: _compare(equal, self, other),
+    "__ne__": lambda self, other: _compare(not_equal, self, other),
     "__lt__": lambda self, other: less(self, other),
     "__le__": lambda self, other: less_equal(self, other),
     "__gt__": lambda self, other: greater(self, other),
@@ -308,4 +311,17 @@ def install(namespace: dict) -> None:
 
 
 # Dunders whose work is not one primitive (those translate their own errors).
-_GUARDED = {"__getitem__", "__lt__", "__le__", "__gt__", "__ge__"}
+_GUARDED = {"__getitem__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+
+
+def _comparable(other) -> bool:
+    """Whether NumPy would compare a Node's value with ``other`` elementwise."""
+    if isinstance(other, (Node, Number, numpy.generic, list, tuple)):
+        return True
+    return hasattr(other, "shape") and hasattr(other, "dtype")  # arrays of any device
+
+
+def _compare(fun, self, other):
+    # None, strings and other objects NumPy would not compare: Python's identity
+    # fallback (x == None is False, x != None True), never an error.
+    return fun(self, other) if _comparable(other) else NotImplemented
