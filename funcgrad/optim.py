@@ -177,11 +177,17 @@ def momentum(learning_rate: Any, mass: float = 0.9) -> Optimizer:
     return Optimizer(init, update)
 
 
+def _abs_sq(g: Any) -> Any:
+    """``|g|^2``, real: optax's second moment of a complex gradient (``g^2`` when real)."""
+    return fnp.real(g * fnp.conj(g)) if fnp.iscomplexobj(g) else fnp.square(g)
+
+
 def adam(learning_rate: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
          ) -> Optimizer:
     """Adam (Kingma and Ba, 2015), with optax's formulas.
 
-    ``mu = b1 mu + (1 - b1) g``, ``nu = b2 nu + (1 - b2) g^2`` (from zeros);
+    ``mu = b1 mu + (1 - b1) g``, ``nu = b2 nu + (1 - b2) |g|^2`` (from zeros;
+    ``|g|^2 = g conj(g)`` for a complex gradient, as in optax);
     with ``t`` the number of updates so far including this one,
     ``updates = -learning_rate * mu_hat / (sqrt(nu_hat) + eps)`` where
     ``mu_hat = mu / (1 - b1^t)`` and ``nu_hat = nu / (1 - b2^t)`` undo the
@@ -202,7 +208,7 @@ def adam(learning_rate: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e
 
     def update(grads: Any, state: AdamState, params: Any = None) -> tuple[Any, AdamState]:
         mu = tree.tree_map(lambda g, m: b1 * m + (1 - b1) * g, grads, state.mu)
-        nu = tree.tree_map(lambda g, v: b2 * v + (1 - b2) * fnp.square(g), grads, state.nu)
+        nu = tree.tree_map(lambda g, v: b2 * v + (1 - b2) * _abs_sq(g), grads, state.nu)
         t = state.count + 1
         c1, c2 = 1 - b1**t, 1 - b2**t
         steps = tree.tree_map(lambda m, v: (m / c1) / (fnp.sqrt(v / c2) + eps), mu, nu)
@@ -214,7 +220,8 @@ def adam(learning_rate: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e
 def rmsprop(learning_rate: Any, decay: float = 0.9, eps: float = 1e-8) -> Optimizer:
     """RMSProp (Tieleman and Hinton, 2012), with optax's formulas.
 
-    ``nu = decay nu + (1 - decay) g^2`` (from zeros);
+    ``nu = decay nu + (1 - decay) |g|^2`` (from zeros; ``|g|^2 = g conj(g)``
+    for a complex gradient, as in optax);
     ``updates = -learning_rate * g / sqrt(nu + eps)`` (optax puts ``eps``
     inside the square root).
 
@@ -232,7 +239,7 @@ def rmsprop(learning_rate: Any, decay: float = 0.9, eps: float = 1e-8) -> Optimi
 
     def update(grads: Any, state: RmsPropState, params: Any = None
                ) -> tuple[Any, RmsPropState]:
-        nu = tree.tree_map(lambda g, v: decay * v + (1 - decay) * fnp.square(g), grads, state.nu)
+        nu = tree.tree_map(lambda g, v: decay * v + (1 - decay) * _abs_sq(g), grads, state.nu)
         steps = tree.tree_map(lambda g, v: g / fnp.sqrt(v + eps), grads, nu)
         return _scale(rate(state.count), steps), RmsPropState(state.count + 1, nu)
 

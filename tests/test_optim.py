@@ -35,12 +35,12 @@ def reference(name, lr, **kw):
             elif name == "adam":
                 b1, b2, eps = kw.get("b1", 0.9), kw.get("b2", 0.999), kw.get("eps", 1e-8)
                 state[0] = b1 * state[0] + (1 - b1) * g
-                state[1] = b2 * state[1] + (1 - b2) * g * g
+                state[1] = b2 * state[1] + (1 - b2) * (g * np.conj(g)).real
                 m_hat, v_hat = state[0] / (1 - b1**t), state[1] / (1 - b2**t)
                 ups.append(-rate * m_hat / (np.sqrt(v_hat) + eps))
             elif name == "rmsprop":
                 decay, eps = kw.get("decay", 0.9), kw.get("eps", 1e-8)
-                state[1] = decay * state[1] + (1 - decay) * g * g
+                state[1] = decay * state[1] + (1 - decay) * (g * np.conj(g)).real
                 ups.append(-rate * g / np.sqrt(state[1] + eps))
         out.append(ups)
     return out
@@ -74,6 +74,25 @@ def test_updates_follow_the_recurrences(name, lr, kw):
         state = new
     assert first.count == 0  # the first state is unchanged: nothing is updated in place
     assert all(np.all(leaf == 0) for leaf in leaves(tuple(first[1:])))
+
+
+@pytest.mark.parametrize("name, lr, kw", [c for c in CASES if c[0] in ("adam", "rmsprop")])
+def test_complex_gradients_take_the_squared_modulus_as_optax_does(name, lr, kw, monkeypatch):
+    # optax's second moment is |g|^2 = g conj(g), real; g^2 would turn the step's phase
+    rng = np.random.default_rng(3)
+    params = {"z": np.zeros(3, complex)}
+    grads = [{"z": rng.normal(size=3) + 1j * rng.normal(size=3)} for _ in range(4)]
+    monkeypatch.setitem(globals(), "PARAMS", params)
+    monkeypatch.setitem(globals(), "GRADS", grads)
+    want = reference(name, lr, **kw)[0]
+    opt = getattr(optim, name)(lr, **kw)
+    state = opt.init(params)
+    for t, g in enumerate(grads):
+        updates, state = opt.update(g, state, params)
+        np.testing.assert_allclose(updates["z"], want[t], rtol=1e-12, atol=1e-15)
+    # the first Adam step is -lr * g / |g| (phase kept): -0.1j for g = 1j, not -0.1
+    first, _ = optim.adam(0.1).update(np.array([1j]), optim.adam(0.1).init(np.array([0j])))
+    np.testing.assert_allclose(first, [-0.1j], atol=1e-9)
 
 
 def test_apply_updates_adds_and_keeps_dtypes():
