@@ -13,6 +13,7 @@ array(0.)
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any
 
@@ -65,18 +66,31 @@ defjvp(_times_unit, *(lambda t, ans, x, y: bcast(_times_one(t, ans, x, y), ans),
 multiply.times_unit = _times_unit.times_unit = _times_unit
 
 
-def _log_base(x):
-    # log(x) where x > 0, else 0: d(x**y)/dy is x**y log x, which is 0 at x == 0.
-    if type(x) in (int, float):  # a Python base (2.0 ** y) stays a weak Python float
-        return math.log(x) if x > 0 else 0.0
-    if isinstance(x, numpy.generic):  # a NumPy scalar constant stays a scalar, which
-        return x.dtype.type(math.log(x) if x > 0 else 0)  # any device takes (0-d arrays: no)
+def _log_base(x, y):
+    """``log x`` in ``d(x**y)/dy = x**y log x``, 0 where ``x == 0`` (where that
+    derivative is 0).  When ``x**y`` is complex (either argument is), the
+    principal complex log: a base with a negative real part, or a negative real
+    base, has ``log|x| + i arg x``.  A negative real base with a real exponent
+    has no real log: NaN, as in JAX and autograd (0 would be silently wrong)."""
+    if type(x) in (int, float, complex) or isinstance(x, numpy.generic):
+        # a constant base stays a constant of its kind (any device takes it)
+        value = complex(x) if is_complex(y) or isinstance(x, complex) else x
+        if value == 0:
+            out = 0.0
+        elif isinstance(value, complex) or numpy.iscomplexobj(value):
+            out = cmath.log(value)
+        else:
+            out = math.log(value) if value > 0 else math.nan
+        return x.dtype.type(out) if isinstance(x, numpy.generic) and not (
+            isinstance(out, complex) and x.dtype.kind != "c") else out
     # Anything else -- a Node (whose value may be a NumPy scalar: numpy.float64
     # subclasses float, and is what a 0-d intermediate holds), an array -- goes
     # through ``log``, so a traced base stays traced.
+    if is_complex(y) and not is_complex(x):
+        x = as_complex(x, y)
     v = raw(x)
-    pos = xp_of(v).greater(v, 0)
-    return where(pos, log(where(pos, x, 1)), xp_of(v).zeros((), v.dtype))
+    nonzero = xp_of(v).not_equal(v, 0)
+    return where(nonzero, log(where(nonzero, x, 1)), xp_of(v).zeros((), v.dtype))
 
 
 def _y_x_to_y_minus_1(x, y):
@@ -92,7 +106,7 @@ def _y_x_to_y_minus_1(x, y):
 
 
 defderiv(power, lambda g, ans, x, y: _safely(g, lambda: _y_x_to_y_minus_1(x, y)),
-         lambda g, ans, x, y: g * ans * _log_base(x))
+         lambda g, ans, x, y: g * ans * _log_base(x, y))
 defderiv(exp, lambda g, ans, x: g * ans)
 defderiv(log, lambda g, ans, x: _safely(g, lambda: 1 / x))
 defderiv(sin, lambda g, ans, x: g * cos(x))
