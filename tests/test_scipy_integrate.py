@@ -259,3 +259,27 @@ def test_scipy_options_it_cannot_honour_are_refused():
             odeint(decay, Y0, T, 0.7, **kwargs)
     with pytest.raises(ValueError, match="full_output"):
         fg.vmap(lambda y0: odeint(decay, y0, T, 0.7, full_output=True)[0])(np.ones((3, 2)))
+
+
+def test_non_monotonic_times_are_refused_as_scipy_refuses_them():
+    import scipy.integrate
+
+    t = np.array([0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="monotonically"):
+        scipy.integrate.odeint(lambda y, s: -y, [1.0], t)
+    with pytest.raises(fg.FuncgradValueError, match=r"odeint: the values in t must be mono"):
+        odeint(lambda y, s: -y, np.array([1.0]), t)  # was: y(1) = y(2), stale, no word
+    with pytest.raises(fg.FuncgradValueError, match="monotonically"):
+        fg.grad(lambda t: odeint(lambda y, s: -y, np.array([1.0]), t)[-1].sum())(t)
+    for ok in ([0.0, 1.0, 1.0, 2.0], [0.0, -1.0, -2.0]):  # repeats, and backwards, are fine
+        np.testing.assert_allclose(odeint(lambda y, s: -y, np.array([1.0]), np.array(ok))[:, 0],
+                                   scipy.integrate.odeint(lambda y, s: -y, [1.0], ok)[:, 0],
+                                   rtol=1e-6)
+
+
+def test_a_complex_state_is_refused_by_name():
+    with pytest.raises(fg.FuncgradTypeError, match=r"odeint: y0 is complex \(complex128\)"):
+        odeint(lambda y, s: -1j * y, np.array([1.0 + 0.0j]), np.linspace(0.0, 1.0, 3))
+    with pytest.raises(fg.FuncgradTypeError, match="odeint: y0 is complex"):
+        fg.vmap(lambda y0: odeint(lambda y, s: -y, y0, np.linspace(0.0, 1.0, 3)))(
+            np.ones((2, 1), complex))

@@ -36,7 +36,7 @@ from ..batching import NOT_MAPPED as _NOT_MAPPED
 from ..batching import per_example as _per_example
 from ..combinators import vjp as _vjp
 from ..custom import custom_vjp
-from ..errors import FuncgradError, FuncgradValueError
+from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..node import Node, value_of
 from ..numpy._core import xp_of
 
@@ -302,7 +302,8 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     the same tolerances -- not by differentiating the solver's steps.
     ``func`` is written with ``funcgrad.numpy``; it must not close over a
     traced value (pass such values in ``args``: a ``FuncgradError`` says so).
-    ``t`` is monotonic; ``mxstep`` bounds the steps between two times.
+    ``t`` is monotonic (repeats allowed; else, as SciPy, ``ValueError``); the state
+    is real (a complex ``y0``: ``TypeError``); ``mxstep`` bounds the steps between two times.
 
     ``h0`` is the first step's size and ``hmax`` the largest step's (0: the
     solver's choice and no bound, as SciPy's); the adjoint solve keeps
@@ -350,6 +351,7 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     if len(getattr(t, "shape", ())) != 1:
         raise FuncgradValueError(f"odeint: t must be a 1-D array of times, got shape "
                                  f"{getattr(t, 'shape', ())}")
+    _check_times_and_state(t, y0)
     leaves, treedef = tree.flatten(args)
     dtype = getattr(value_of(y0), "dtype", numpy.float64)
     leaves = [fnp.asarray(v, dtype=dtype, like=y0) if type(v) is float else v for v in leaves]
@@ -366,6 +368,20 @@ def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
                 "nst": numpy.asarray(stats.nst, int), "nfe": numpy.asarray(stats.nfe, int),
                 "nje": numpy.zeros(n, int), "nqu": numpy.full(n, 5),
                 "message": "Integration successful."}
+
+
+def _check_times_and_state(t: Any, y0: Any) -> None:
+    """SciPy's rule for ``t`` (monotonic, repeats allowed), and a real state."""
+    steps = numpy.diff(numpy.asarray(to_device(value_of(t), "cpu"), dtype=float))
+    if (steps > 0).any() and (steps < 0).any():
+        raise FuncgradValueError(
+            "odeint: the values in t must be monotonically increasing or monotonically "
+            f"decreasing (repeated values are allowed), got t = {value_of(t)!r}")
+    if numpy.dtype(getattr(value_of(y0), "dtype", float)).kind == "c":
+        raise FuncgradTypeError(
+            f"odeint: y0 is complex ({value_of(y0).dtype}), which odeint does not integrate "
+            "(SciPy's neither): stack its real and imaginary parts into a real state, "
+            "fnp.concatenate([fnp.real(y), fnp.imag(y)]), and write func for that")
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
