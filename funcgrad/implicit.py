@@ -287,9 +287,12 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
         bp = BackpropId(name)
         wanted = [i - nb for i in positions if i >= nb]  # the parameters'
         xl, pl, outs = conv.at(bp, xs, args[nb:], wanted)
+        params = list(args[nb:])
         gs = _fill(gs, xs)
 
         def vecmat(w):
+            if symmetric:  # Aᵀ = A: matvec itself, replayed -- no fold per solver step
+                return tree.unflatten(b_def, conv.run(tree.flatten_up_to(b_def, w), params))
             found = _vjp_leaves(outs, tree.flatten_up_to(b_def, w), xl, bp)
             return tree.unflatten(b_def, _fill(found, xs))
 

@@ -56,6 +56,11 @@ def _T(a):
     return fnp.transpose(a)
 
 
+def _H(a):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return fnp.conj(_T(a)) if fnp.iscomplexobj(a) else _T(a)
+
+
 def _matrix(a: Any, name: str, square: bool = True) -> Any:
     a = fnp.asarray(a) if isinstance(a, (list, tuple)) else a
     s = getattr(a, "shape", ())
@@ -127,7 +132,8 @@ defjvp(
 def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False,
                      check_finite: bool = True) -> Any:
-    """Solve ``a x = b`` (``trans=1``: ``a.T x = b``) for a triangular ``a``.
+    """Solve ``a x = b`` (``trans=1`` or ``'T'``: ``a.T x = b``; ``2`` or ``'C'``:
+    ``a.conj().T x = b``) for a triangular ``a``.
 
     Only the triangle ``lower`` names is read (without its diagonal when
     ``unit_diagonal``), and the gradient in ``a`` lies in that triangle.
@@ -149,6 +155,8 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
     if not getattr(b, "shape", ()) or b.shape[0] != a.shape[0]:
         raise FuncgradValueError(f"solve_triangular: b of shape {getattr(b, 'shape', ())} for "
                                  f"a matrix of shape {a.shape}")
+    if trans in (2, "C") and fnp.iscomplexobj(a):  # a^H x = b is conj(a)^T x = b
+        a = fnp.conj(a)
     return _solve_tri(a, b, trans=_TRANS[trans], lower=bool(lower),
                       unit_diagonal=bool(unit_diagonal))
 
@@ -158,10 +166,11 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
              check_finite: bool = True) -> Any:
-    """SciPy's Cholesky factor: upper ``U`` with ``a = U.T @ U`` (``lower=True``: ``L``).
+    """SciPy's Cholesky factor: upper ``U`` with ``a = U^H U`` (``lower=True``: ``L``
+    with ``a = L L^H``; ``^H`` the conjugate transpose, the transpose when real).
 
-    ``a`` is taken as symmetric (its symmetric part is factored), and the
-    gradient in ``a`` is symmetric.
+    ``a`` is taken as Hermitian (its Hermitian part, the symmetric part when
+    real, is factored), and the gradient in ``a`` is Hermitian.
 
     >>> import numpy
     >>> from funcgrad.scipy import linalg
@@ -170,8 +179,8 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
            [0., 2.]])
     """
     a = _matrix(a, "cholesky")
-    factor = fnp.linalg.cholesky((a + _T(a)) * 0.5)
-    return factor if lower else _T(factor)
+    factor = fnp.linalg.cholesky((a + _H(a)) * 0.5)
+    return factor if lower else _H(factor)
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -205,9 +214,9 @@ def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
     """
     c, lower = c_and_lower
     c = _matrix(c, "cho_solve")
-    if lower:  # a = L L^T
-        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=1, lower=True)
-    return solve_triangular(c, solve_triangular(c, b, trans=1), lower=False)  # a = U^T U
+    if lower:  # a = L L^H
+        return solve_triangular(c, solve_triangular(c, b, lower=True), trans="C", lower=True)
+    return solve_triangular(c, solve_triangular(c, b, trans="C"), lower=False)  # a = U^H U
 
 
 # -- LU -----------------------------------------------------------------------------------
@@ -285,7 +294,8 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
 
 def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Any:
-    """Solve ``a x = b`` (``trans=1``: ``a.T x = b``) from ``lu_factor(a)``.
+    """Solve ``a x = b`` (``trans=1``: ``a.T x = b``; ``trans=2``: ``a.conj().T x = b``)
+    from ``lu_factor(a)``.
 
     >>> import numpy, funcgrad as fg
     >>> from funcgrad.scipy import linalg
@@ -302,8 +312,9 @@ def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = Fals
         return solve_triangular(up, y, lower=False)
     if trans not in _TRANS:
         raise FuncgradValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
-    y = solve_triangular(up, b, trans=1, lower=False)
-    z = solve_triangular(low, y, trans=1, lower=True, unit_diagonal=True)
+    trans = "C" if trans in (2, "C") else "T"  # (P^T L U)^H = U^H L^H P
+    y = solve_triangular(up, b, trans=trans, lower=False)
+    z = solve_triangular(low, y, trans=trans, lower=True, unit_diagonal=True)
     return _rows(z, numpy.argsort(perm))
 
 
