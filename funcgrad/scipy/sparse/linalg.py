@@ -33,6 +33,7 @@ import scipy.sparse.linalg as _sla
 
 from ... import backend
 from ... import numpy as fnp
+from ...context import unrecorded
 from ...errors import FuncgradTypeError, FuncgradValueError
 from ...implicit import custom_linear_solve
 from ...node import Node, value_of
@@ -78,6 +79,16 @@ def _matvec(A: Any, n: int, name: str) -> Callable:
             f"{name}: A must be a square matrix matching b (shape ({n}, {n})), got shape {shape}"
         )
     return lambda v: fnp.matmul(A, v)
+
+
+def _operator_dtype(A: Any, matvec: Callable, bv: Any) -> numpy.dtype:
+    """The dtype of ``A``: its own, or, for a function, that of one ``A @ b``."""
+    if hasattr(A, "dtype") or type(A) is Node:
+        return numpy.dtype(value_of(A).dtype)
+    if not callable(A):
+        return numpy.asarray(value_of(A)).dtype
+    with unrecorded():
+        return numpy.dtype(value_of(matvec(bv)).dtype)
 
 
 def _preconditioner(M: Any, transpose: bool) -> Any:
@@ -143,10 +154,16 @@ def _solve(name: str, method: Callable, A: Any, b: Any, x0: Any, M: Any, callbac
                                                    " (cg and bicgstab also on other devices)")
                 + f", got b of type {type(bv).__name__} on {backend.device_of(bv)}"
             )
-    if bv.dtype.kind != "f":
-        bv = bv.astype(float)
-        b = bv if type(b) is not Node else b
     matvec = _matvec(A, bv.shape[0], name)
+    dtype = numpy.result_type(bv.dtype if bv.dtype.kind in "fc" else float,
+                              _operator_dtype(A, matvec, bv))
+    if bv.dtype != dtype:  # integers, or a real b for a complex A: the solve's dtype
+        b = b.astype(dtype) if type(b) is Node else bv.astype(dtype)
+        bv = value_of(b)
+    if dtype.kind == "c":
+        # A complex A is Hermitian for cg, not symmetric: the transposed system,
+        # Aᵀ = conj(A), is Hermitian positive definite too, and cg solves it.
+        symmetric = False
     if x0 is not None:
         x0 = value_of(x0)
         x0 = numpy.asarray(x0, dtype=bv.dtype) if type(bv) is numpy.ndarray else x0
@@ -166,7 +183,12 @@ def _host(x: Any) -> float:
 
 
 def _norm(xp: Any, r: Any) -> float:
-    return _host(xp.sqrt(xp.sum(r * r)))
+    return _host(xp.sqrt(xp.sum(xp.abs(r) ** 2)))
+
+
+def _dot(xp: Any, a: Any, b: Any) -> Any:
+    """``a^H b``: the inner product of complex vectors (``a b`` when real)."""
+    return xp.sum(xp.conj(a) * b)
 
 
 def _start(matvec: Callable, b: Any, x0: Any, rtol: float, atol: float, maxiter: Any, M: Any):
@@ -183,17 +205,17 @@ def _cg_on_device(matvec, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=No
                   callback=None):
     xp, precondition, x, r, tol, maxiter = _start(matvec, b, x0, rtol, atol, maxiter, M)
     z = precondition(r)
-    p, rz = z, xp.sum(r * z)
+    p, rz = z, _dot(xp, r, z)
     for _ in range(maxiter):
         if _norm(xp, r) <= tol:
             return x, 0
         q = matvec(p)
-        alpha = rz / xp.sum(p * q)
+        alpha = rz / _dot(xp, p, q)
         x, r = x + alpha * p, r - alpha * q
         if callback is not None:
             callback(x)
         z = precondition(r)
-        rz, rz_old = xp.sum(r * z), rz
+        rz, rz_old = _dot(xp, r, z), rz
         p = z + (rz / rz_old) * p
     return x, 0 if _norm(xp, r) <= tol else maxiter
 
@@ -207,13 +229,13 @@ def _bicgstab_on_device(matvec, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None
     for _ in range(maxiter):
         if _norm(xp, r) <= tol:
             return x, 0
-        rho_new = xp.sum(shadow * r)
-        if _host(rho_new) == 0.0:
+        rho_new = _dot(xp, shadow, r)
+        if _host(xp.abs(rho_new)) == 0.0:
             return x, -10
         p = r if rho is None else r + (rho_new / rho) * (alpha / omega) * (p - omega * v)
         phat = precondition(p)
         v = matvec(phat)
-        alpha = rho_new / xp.sum(shadow * v)
+        alpha = rho_new / _dot(xp, shadow, v)
         s = r - alpha * v
         if _norm(xp, s) <= tol:
             x = x + alpha * phat
@@ -222,8 +244,8 @@ def _bicgstab_on_device(matvec, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None
             return x, 0
         shat = precondition(s)
         t = matvec(shat)
-        omega = xp.sum(t * s) / xp.sum(t * t)
-        if _host(omega) == 0.0:
+        omega = _dot(xp, t, s) / _dot(xp, t, t)
+        if _host(xp.abs(omega)) == 0.0:
             return x, -10
         x, r, rho = x + alpha * phat + omega * shat, s - omega * t, rho_new
         if callback is not None:
