@@ -274,6 +274,27 @@ LIFT[:] = [lift]
 NOT_MAPPED = object()  # per_example's answer when nothing in its argument is mapped
 
 
+class LoopNeeded(BatchedValueError):
+    """What cannot be vectorized met the values of ``level``: that vmap then runs its
+    function one example at a time instead (:func:`funcgrad.vectorize.vmap` catches it;
+    the message stands if it ever reaches the user)."""
+
+    def __init__(self, message: str, level: Level):
+        super().__init__(message)
+        self.level = level
+
+
+def loop_needed(name: str, v: Any) -> None:
+    """Raise :class:`LoopNeeded` when ``v`` (under any Nodes) is mapped by a running vmap:
+    ``name``'s raw callbacks would see every example at once."""
+    inner = under_nodes(v)
+    if type(inner) in _CLASSES_SET:
+        raise LoopNeeded(
+            f"{name} met values mapped by fg.vmap that it cannot see one example at a time "
+            f"(a gradient's value, or one its function closes over): that vmap maps it as a "
+            f"loop over the examples", inner.level)
+
+
 def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
     """``fun(arg)`` one example at a time, stacked, when a leaf of the pytree ``arg`` is
     mapped by a running vmap; else :data:`NOT_MAPPED`.  For functions whose callbacks
@@ -283,12 +304,7 @@ def per_example(fun: Callable, arg: Any, name: str = "this function") -> Any:
     level = _newest_level(tuple(leaves), {})
     if level is None:
         for v in leaves:  # a gradient's Node over mapped values: no example can be cut out
-            if type(under_nodes(v)) in _CLASSES_SET:
-                raise BatchedValueError(
-                    f"{name} of a gradient's value inside fg.vmap (vmap(grad(...)) and the "
-                    f"like) is not supported: its callbacks would see every example at "
-                    f"once; call it outside vmap, or map the whole computation as a loop"
-                )
+            loop_needed(name, v)  # here, so that vmap maps the whole function as a loop
         return NOT_MAPPED
     outs = [fun(tree.unflatten(treedef, [example(v, level, b) for v in leaves]))
             for b in range(level.size)]

@@ -36,7 +36,7 @@ import numpy
 from . import tree
 from .backprop import gradients
 from .backprop_utils import check_like
-from .batching import NOT_MAPPED, per_example, refuse_under_outer_graph
+from .batching import NOT_MAPPED, loop_needed, per_example, refuse_under_outer_graph
 from .combinators import stop_gradient
 from .context import unrecorded
 from .custom import _ITEM, Bundle, Program, closure_of, leaves_on
@@ -277,6 +277,8 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     b_raw = [_raw(v, f"{name}: b leaf {k}") for k, v in enumerate(b_leaves)]
     b_leaves = [v if type(v) is Node else r for v, r in zip(b_leaves, b_raw, strict=True)]
     x, aux, conv = _solved(name, "b", matvec, "matvec", solve, b_def, b_raw, has_aux)
+    for v in x:  # matvec closes over mapped values: fg.vmap maps this as a loop
+        loop_needed(name, v)
     inputs = b_leaves + conv.params
     if not any(_live(v) for v in inputs):
         return _with_aux(tree.unflatten(b_def, x), aux, has_aux)
@@ -363,6 +365,8 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     g_leaves, g_def = tree.flatten(initial_guess)
     guess = [_raw(v, f"{name}: initial_guess leaf {k}") for k, v in enumerate(g_leaves)]
     x, aux, conv = _solved(name, "initial_guess", f, "f", solve, g_def, guess, has_aux)
+    for v in x:  # f closes over mapped values: fg.vmap maps this as a loop
+        loop_needed(name, v)
     if not any(_live(v) for v in conv.params):
         return _with_aux(tree.unflatten(g_def, x), aux, has_aux)
 

@@ -20,7 +20,8 @@ import optree
 
 from . import tree
 from .backend import as_array, borrowed
-from .batching import Level, at_axis, batched, is_batched, running, unbatched, under_nodes
+from .batching import (Level, LoopNeeded, at_axis, batched, is_batched, running, unbatched,
+                       under_nodes)
 from .errors import FuncgradTypeError, FuncgradValueError
 from .node import Node
 from .numpy import shape as _s
@@ -188,7 +189,14 @@ def _map(fun: Callable, leaves: list, axes: list, treedef: Any, size: int, out_a
         ins = [x if ax is None else batched(_as_input(x), ax, level)
                for x, ax in zip(leaves, axes, strict=True)]
         args, kwargs = tree.unflatten(treedef, ins)
-        out = fun(*args, **kwargs)
+        try:
+            out = fun(*args, **kwargs)
+        except LoopNeeded as need:
+            if need.level is not level:
+                raise
+            out = None
+    if out is None and size:  # what cannot be vectorized: one example at a time
+        return _loop(fun, leaves, axes, treedef, size, out_axes)
     out_leaves, out_def = tree.flatten(out)
     specs = _axes_for(out_axes, out, "the results")
     res = [_unmap(o, spec, level, k) for k, (o, spec) in
@@ -196,6 +204,25 @@ def _map(fun: Callable, leaves: list, axes: list, treedef: Any, size: int, out_a
     caller = {id(x) for x in leaves}
     res = [r.copy() if _is_raw(r) and hasattr(r, "copy") and (id(r) in caller or borrowed(r))
            else r for r in res]
+    return tree.unflatten(out_def, res)
+
+
+def _loop(fun: Callable, leaves: list, axes: list, treedef: Any, size: int, out_axes: Any):
+    """``fun`` called on each example in turn, its results stacked at ``out_axes``: the
+    map of a function with a part that cannot be vectorized (a solver's raw callbacks
+    under a gradient, ...). As exact as the vectorized map, one call per example."""
+    outs = []
+    for b in range(size):
+        part = [x if ax is None else at_axis(x, ax, b) for x, ax in zip(leaves, axes,
+                                                                        strict=True)]
+        args, kwargs = tree.unflatten(treedef, part)
+        outs.append(fun(*args, **kwargs))
+    firsts, out_def = tree.flatten(outs[0])
+    specs = _axes_for(out_axes, outs[0], "the results")
+    cols = [tree.flatten(o)[0] for o in outs]
+    res = [firsts[k] if spec is None else
+           _as_result(_s.stack([c[k] for c in cols], axis=spec % (_ndim(firsts[k]) + 1)))
+           for k, spec in enumerate(specs)]
     return tree.unflatten(out_def, res)
 
 

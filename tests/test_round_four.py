@@ -48,3 +48,73 @@ def test_a_negative_real_base_with_a_real_exponent_has_no_real_derivative():
     assert np.isnan(jax.grad(lambda w: (-2.0) ** w)(2.0))
     assert fg.grad(lambda w: 0.0 ** w)(2.0) == 0.0 == jax.grad(lambda w: 0.0 ** w)(2.0)
     np.testing.assert_allclose(fg.grad(lambda w: 2.0 ** w)(2.0), 4 * np.log(2.0))
+
+
+# -- the solvers under vmap, grad and both (items 7 and 9): against the loop of examples
+
+def _fixed_point(steps):
+    def solve(f, z0):
+        z = z0
+        for _ in range(steps):
+            z = z - f(z)
+        return z
+    return solve
+
+
+def _root_loss(theta, x, steps=200):
+    z = fg.custom_root(lambda z: z - fnp.tanh(theta * z + x), np.zeros(()),
+                       _fixed_point(steps), lambda g, y: y / g(np.ones(())))
+    return z * z
+
+
+def test_vmap_of_grad_of_a_custom_root_closing_over_the_mapped_value():
+    import time
+
+    xs = np.array([0.1, 0.2, 0.3])
+    start = time.perf_counter()
+    got = fg.vmap(fg.grad(_root_loss), in_axes=(None, 0))(0.5, xs)  # hung, or leaked Batched
+    assert time.perf_counter() - start < 5.0
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, [fg.grad(_root_loss)(0.5, x) for x in xs], rtol=1e-12)
+    eps = 1e-6  # and the loop against central differences of the root itself
+    fd = [(float(_root_loss(0.5 + eps, x)) - float(_root_loss(0.5 - eps, x))) / (2 * eps)
+          for x in xs]
+    np.testing.assert_allclose(got, fd, rtol=1e-6)
+    thetas = np.array([0.2, 0.5, 0.8])  # mapped in the differentiated argument too
+    np.testing.assert_allclose(fg.vmap(fg.grad(_root_loss))(thetas, xs),
+                               [fg.grad(_root_loss)(t, x) for t, x in zip(thetas, xs)],
+                               rtol=1e-12)
+
+
+def test_krylov_solvers_and_minimize_under_vmap_match_the_loop():
+    from funcgrad.scipy.optimize import minimize
+    from funcgrad.scipy.sparse.linalg import bicgstab, cg, gmres
+
+    A = np.array([[4.0, 1.0], [1.0, 3.0]])
+    G = np.array([[2.0, 1.0], [0.0, 4.0]])
+    bs = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
+    for solver, a in ((gmres, G), (bicgstab, G), (cg, A)):  # over the right-hand side
+        np.testing.assert_allclose(fg.vmap(lambda b: solver(a, b, rtol=1e-12)[0])(bs),
+                                   np.linalg.solve(a, bs.T).T, rtol=1e-9)
+    ds = np.array([1.0, 2.0])  # over a parameter of the operator, matrix or function
+    want = [np.linalg.solve(A * d, np.ones(2)) for d in ds]
+    np.testing.assert_allclose(fg.vmap(lambda d: cg(A * d, np.ones(2), rtol=1e-12)[0])(ds),
+                               want, rtol=1e-9)
+    np.testing.assert_allclose(
+        fg.vmap(lambda d: cg(lambda v: d * (A @ v), np.ones(2), rtol=1e-12)[0])(ds), want,
+        rtol=1e-9)
+    grads = fg.vmap(fg.grad(lambda d: cg(A * d, np.ones(2), rtol=1e-12)[0].sum()))(ds)
+    np.testing.assert_allclose(grads, -np.linalg.solve(A, np.ones(2)).sum() / ds ** 2,
+                               rtol=1e-9)
+
+    def argmin(c):
+        return minimize(lambda x, c: fnp.sum((x - c) ** 2) + fnp.sum(x ** 4), np.zeros(2),
+                        args=(c,), tol=1e-12).x
+
+    np.testing.assert_allclose(fg.vmap(argmin)(bs), [argmin(c) for c in bs], atol=1e-7)
+    per_example = fg.vmap(fg.jacobian(argmin))(bs)
+    for c, jac in zip(bs, per_example):  # the implicit derivative: (2 + 12 x^2)^-1 * 2
+        x = argmin(c)
+        np.testing.assert_allclose(jac, np.diag(2 / (2 + 12 * x ** 2)), rtol=1e-5)
+    closed = fg.vmap(lambda c: minimize(lambda x: fnp.sum((x - c) ** 2), np.zeros(2)).x)(bs)
+    np.testing.assert_allclose(closed, bs, atol=1e-6)

@@ -30,6 +30,7 @@ import scipy.sparse.linalg
 
 from .. import backend, tree
 from ..combinators import grad, stop_gradient, value_and_grad
+from ..batching import loop_needed
 from ..context import unrecorded
 from ..errors import FuncgradError, FuncgradTypeError, FuncgradValueError
 from ..implicit import custom_root
@@ -234,6 +235,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
     >>> res.success, numpy.allclose(res.x, 1.0)
     (True, True)
     """
+    for v in tree.flatten((x0, args))[0]:  # SciPy sees one example at a time: under
+        loop_needed("minimize", v)          # fg.vmap, a loop over the examples
     flat = _Flat(x0)
     name = method.lower() if isinstance(method, str) else method
     if name is None:  # SciPy's choice
@@ -249,8 +252,11 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | Callable | 
         integer ones), computed unrecorded, the result as host floats."""
         def call(*vectors: Any) -> Any:
             with unrecorded():
-                return convert(compute(*(flat.put(numpy.asarray(v, dtype=numpy.float64))
-                                         for v in vectors)))
+                out = compute(*(flat.put(numpy.asarray(v, dtype=numpy.float64))
+                                for v in vectors))
+            for leaf in tree.flatten(out)[0]:  # fun closes over values fg.vmap maps
+                loop_needed("minimize", leaf)
+            return convert(out)
 
         return call
 

@@ -33,6 +33,7 @@ import scipy.sparse.linalg as _sla
 
 from ... import backend
 from ... import numpy as fnp
+from ...batching import loop_needed
 from ...context import unrecorded
 from ...errors import FuncgradTypeError, FuncgradValueError
 from ...implicit import custom_linear_solve
@@ -81,14 +82,16 @@ def _matvec(A: Any, n: int, name: str) -> Callable:
     return lambda v: fnp.matmul(A, v)
 
 
-def _operator_dtype(A: Any, matvec: Callable, bv: Any) -> numpy.dtype:
+def _operator_dtype(A: Any, matvec: Callable, bv: Any, name: str) -> numpy.dtype:
     """The dtype of ``A``: its own, or, for a function, that of one ``A @ b``."""
     if hasattr(A, "dtype") or type(A) is Node:
         return numpy.dtype(value_of(A).dtype)
     if not callable(A):
         return numpy.asarray(value_of(A)).dtype
     with unrecorded():
-        return numpy.dtype(value_of(matvec(bv)).dtype)
+        out = matvec(bv)
+    loop_needed(name, out)  # the operator A closes over values fg.vmap maps
+    return numpy.dtype(value_of(out).dtype)
 
 
 def _preconditioner(M: Any, transpose: bool) -> Any:
@@ -140,6 +143,8 @@ class _Solver:
 
 def _solve(name: str, method: Callable, A: Any, b: Any, x0: Any, M: Any, callback: Any,
            symmetric: bool, **options: Any) -> tuple:
+    for v in (b, x0, None if callable(A) and not hasattr(A, "shape") else A):
+        loop_needed(name, v)  # SciPy's solver sees one example at a time: fg.vmap loops
     bv = value_of(b)
     if getattr(bv, "ndim", None) != 1:
         raise FuncgradTypeError(
@@ -156,7 +161,7 @@ def _solve(name: str, method: Callable, A: Any, b: Any, x0: Any, M: Any, callbac
             )
     matvec = _matvec(A, bv.shape[0], name)
     dtype = numpy.result_type(bv.dtype if bv.dtype.kind in "fc" else float,
-                              _operator_dtype(A, matvec, bv))
+                              _operator_dtype(A, matvec, bv, name))
     if bv.dtype != dtype:  # integers, or a real b for a complex A: the solve's dtype
         b = b.astype(dtype) if type(b) is Node else bv.astype(dtype)
         bv = value_of(b)
